@@ -1,0 +1,27 @@
+import { defineConfig } from "@playwright/test";
+import { chromiumLaunchOptions } from "./e2e/support/chromium.ts";
+
+const PORT = 4173;
+
+export default defineConfig({
+  testDir: "e2e",
+  testMatch: "**/*.spec.ts",
+  timeout: 60_000,
+  expect: { timeout: 20_000 },
+  fullyParallel: true,
+  workers: 2,
+  retries: 0,
+  reporter: [["list"], ["json", { outputFile: "test-results/e2e.json" }]],
+  globalSetup: "./e2e/support/global-setup.ts",
+  use: {
+    baseURL: `http://localhost:${PORT}`,
+    browserName: "chromium",
+    launchOptions: chromiumLaunchOptions(),
+    trace: "retain-on-failure",
+  },
+  webServer: {
+    command: `npx vite preview --port ${PORT} --strictPort`,
+    url: `http://localhost:${PORT}`,
+    reuseExistingServer: !process.env.CI,
+  },
+});

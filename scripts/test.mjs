@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// `npm test`: type-check, lint, unit tests, build, browser tests; then one closing line
+// "N passed, N failed" counting every unit and browser test.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+
+const results = "test-results";
+rmSync(`${results}/unit.json`, { force: true });
+rmSync(`${results}/e2e.json`, { force: true });
+mkdirSync(results, { recursive: true });
+
+const steps = [
+  ["Type-check", "npx", ["tsc", "--noEmit"]],
+  ["Lint", "npx", ["eslint", "--max-warnings", "0", "."]],
+  ["Unit tests", "npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile=${results}/unit.json`]],
+  ["Build", "npx", ["vite", "build", "--logLevel", "warn"]],
+  ["Browser tests", "npx", ["playwright", "test"]],
+];
+
+let failedStep = "";
+for (const [name, command, args] of steps) {
+  console.log(`\n▶ ${name}`);
+  const { status } = spawnSync(command, args, { stdio: "inherit", env: process.env });
+  if (status !== 0) {
+    failedStep = name;
+    // Keep going after test failures so every count is reported; stop on the rest.
+    if (name !== "Unit tests" && name !== "Browser tests") break;
+  }
+}
+
+let passed = 0;
+let failed = 0;
+if (existsSync(`${results}/unit.json`)) {
+  const unit = JSON.parse(readFileSync(`${results}/unit.json`, "utf8"));
+  passed += unit.numPassedTests;
+  failed += unit.numFailedTests;
+}
+if (existsSync(`${results}/e2e.json`)) {
+  const e2e = JSON.parse(readFileSync(`${results}/e2e.json`, "utf8"));
+  passed += e2e.stats.expected;
+  failed += e2e.stats.unexpected + e2e.stats.flaky;
+}
+if (failedStep && failed === 0) {
+  console.log(`\n${failedStep} failed.`);
+  failed = 1;
+}
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed || failedStep ? 1 : 0);

@@ -1,0 +1,37 @@
+import { useEffect, useState } from "react";
+import { Playground } from "./features/playground/Playground";
+import { SettingsDialog } from "./features/settings/SettingsDialog";
+import { SettingsProvider } from "./features/settings/settings-context";
+
+type Route = "playground";
+
+function routeFromHash(): Route {
+  return "playground";
+}
+
+export function App() {
+  const [route, setRoute] = useState<Route>(routeFromHash);
+  const [settingsOpen, setSettingsOpen] = useState(false);
+  useEffect(() => {
+    const onHash = () => setRoute(routeFromHash());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+  return (
+    <SettingsProvider>
+      <header className="app-header">
+        <span className="logo">Kiln</span>
+        <nav aria-label="Main">
+          <a href="#/playground" aria-current={route === "playground" ? "page" : undefined}>
+            Playground
+          </a>
+        </nav>
+        <button type="button" className="settings-button" onClick={() => setSettingsOpen(true)}>
+          Settings
+        </button>
+      </header>
+      {route === "playground" && <Playground />}
+      <SettingsDialog open={settingsOpen} onClose={() => setSettingsOpen(false)} />
+    </SettingsProvider>
+  );
+}

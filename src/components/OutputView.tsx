@@ -1,0 +1,98 @@
+import { useState, type ReactNode } from "react";
+import type { OutputItem } from "../runtime/output-model";
+import { RichOutput } from "./RichOutput";
+
+interface Props {
+  items: readonly OutputItem[];
+  /** Answers a pending `input()` prompt; absent where nobody can answer. */
+  onAnswer?: (text: string) => void;
+}
+
+/** A run's output: streamed text, rich displays, the value, errors and notices, in order. */
+export function OutputView({ items, onAnswer }: Props) {
+  const blocks: ReactNode[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item.kind === "stream") {
+      // Consecutive stream pieces share one <pre> so a line split across pieces stays one line.
+      const spans: ReactNode[] = [];
+      const first = i;
+      while (i < items.length && items[i].kind === "stream") {
+        const piece = items[i] as Extract<OutputItem, { kind: "stream" }>;
+        spans.push(
+          <span key={i} className={piece.name}>
+            {piece.text}
+          </span>,
+        );
+        i++;
+      }
+      i--;
+      blocks.push(
+        <pre key={first} className="stream-output">
+          {spans}
+        </pre>,
+      );
+      continue;
+    }
+    blocks.push(<OutputBlock key={i} item={item} onAnswer={onAnswer} />);
+  }
+  return <>{blocks}</>;
+}
+
+function OutputBlock({ item, onAnswer }: { item: Exclude<OutputItem, { kind: "stream" }>; onAnswer?: Props["onAnswer"] }) {
+  switch (item.kind) {
+    case "display":
+      return (
+        <div className="display-output">
+          <RichOutput data={item.data} />
+        </div>
+      );
+    case "value":
+      return (
+        <div className="value-output">
+          <RichOutput data={item.data} />
+        </div>
+      );
+    case "error":
+      return (
+        <pre className="error-output" role="alert">
+          {item.error.traceback || `${item.error.ename}: ${item.error.evalue}`}
+        </pre>
+      );
+    case "notice":
+      return <p className={`notice notice-${item.tone}`}>{item.text}</p>;
+    case "input":
+      return item.answer === undefined && onAnswer ? (
+        <InputPrompt prompt={item.prompt} onAnswer={onAnswer} />
+      ) : (
+        <pre className="stream-output">
+          {item.prompt}
+          <span className="input-answer">{item.answer}</span>
+        </pre>
+      );
+  }
+}
+
+function InputPrompt({ prompt, onAnswer }: { prompt: string; onAnswer: (text: string) => void }) {
+  const [text, setText] = useState("");
+  return (
+    <form
+      className="input-prompt"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onAnswer(text);
+      }}
+    >
+      <label>
+        <span className="input-label">{prompt || "Input"}</span>
+        <input
+          aria-label="Python input"
+          autoFocus
+          value={text}
+          onChange={(event) => setText(event.target.value)}
+        />
+      </label>
+      <button type="submit">Submit</button>
+    </form>
+  );
+}

@@ -1,0 +1,109 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { CodeEditor } from "../../components/CodeEditor";
+import { OutputView } from "../../components/OutputView";
+import { applyEvent, applyResult, answerInput, type OutputItem } from "../../runtime/output-model";
+import { sessionConfig } from "../../runtime/session-config";
+import { usePythonSession } from "../../runtime/use-python-session";
+import { loadPlayground, savePlayground } from "../../storage/playground";
+import { useSettings } from "../settings/settings-context";
+import { RunStatusLine } from "./RunStatusLine";
+
+const WELCOME = `# Python in your browser tab: no key, no install.
+name = "Kiln"
+print(f"Hello from {name}!")
+sum(i * i for i in range(10))
+`;
+
+/** Write and run Python with no API key. Code and output survive a reload. */
+export function Playground() {
+  const { settings, loaded } = useSettings();
+  const config = useMemo(() => (loaded ? sessionConfig(settings, true) : null), [loaded, settings]);
+  const { session, state } = usePythonSession("playground", config);
+  const [code, setCode] = useState<string | null>(null);
+  const [outputs, setOutputs] = useState<OutputItem[]>([]);
+  const [running, setRunning] = useState(false);
+  const [startedAt, setStartedAt] = useState(0);
+  const latest = useRef({ code: "", outputs: [] as OutputItem[] });
+  useEffect(() => {
+    latest.current = { code: code ?? "", outputs };
+  });
+
+  useEffect(() => {
+    loadPlayground()
+      .then((record) => {
+        setCode(record?.code ?? WELCOME);
+        setOutputs(record?.outputs ?? []);
+      })
+      .catch(() => setCode(WELCOME));
+  }, []);
+
+  // Save the code shortly after each change.
+  useEffect(() => {
+    if (code === null) return;
+    const timer = setTimeout(() => void persist(latest.current.code, latest.current.outputs), 300);
+    return () => clearTimeout(timer);
+  }, [code]);
+
+  const run = useCallback(async () => {
+    if (!session || running) return;
+    const source = latest.current.code;
+    setRunning(true);
+    setStartedAt(performance.now());
+    let items: OutputItem[] = [];
+    setOutputs(items);
+    const result = await session.run(source, {
+      onEvent: (event) => {
+        items = applyEvent(items, event);
+        setOutputs(items);
+      },
+    });
+    items = applyResult(items, result);
+    setOutputs(items);
+    setRunning(false);
+    void persist(source, items);
+  }, [session, running]);
+
+  const onAnswer = useCallback(
+    (text: string) => {
+      setOutputs((items) => answerInput(items, text));
+      session?.answerInput(text);
+    },
+    [session],
+  );
+
+  return (
+    <main className="playground">
+      <div className="toolbar">
+        <button type="button" onClick={() => void run()} disabled={!session || running || code === null}>
+          Run
+        </button>
+        <button type="button" onClick={() => session?.interrupt()} disabled={!running}>
+          Stop
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            setOutputs([]);
+            void session?.restart();
+          }}
+          disabled={!session}
+        >
+          Restart
+        </button>
+        <RunStatusLine state={state} running={running} startedAt={startedAt} />
+      </div>
+      {code !== null && <CodeEditor value={code} onChange={setCode} onRun={() => void run()} />}
+      <section className="output" aria-label="Output" aria-busy={running}>
+        <OutputView items={outputs} onAnswer={running ? onAnswer : undefined} />
+      </section>
+    </main>
+  );
+}
+
+async function persist(code: string, outputs: OutputItem[]): Promise<void> {
+  try {
+    await savePlayground({ code, outputs, updatedAt: Date.now() });
+  } catch (error) {
+    console.error("Could not save the playground.", error);
+  }
+}

@@ -1,0 +1,104 @@
+import type {
+  MimeBundle,
+  PythonError,
+  RunResult,
+  StreamName,
+  WorkerEvent,
+} from "../../workers/python-api";
+
+/** What a run shows, in order. Plain data: it is saved as is. */
+export type OutputItem =
+  | { kind: "stream"; name: StreamName; text: string }
+  | { kind: "display"; data: MimeBundle }
+  | { kind: "value"; data: MimeBundle }
+  | { kind: "error"; error: PythonError }
+  | { kind: "input"; prompt: string; answer?: string }
+  | { kind: "notice"; tone: "info" | "warning"; text: string };
+
+/** Stream text is kept in pieces of about this size, so appending stays cheap. */
+export const STREAM_PIECE_CHARS = 16 * 1024;
+
+/** Add one worker event to a run's output (returns a new array). */
+export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): OutputItem[] {
+  switch (event.type) {
+    case "stream": {
+      const last = items[items.length - 1];
+      if (last?.kind === "stream" && last.name === event.name && last.text.length < STREAM_PIECE_CHARS) {
+        return [...items.slice(0, -1), { ...last, text: last.text + event.text }];
+      }
+      return [...items, { kind: "stream", name: event.name, text: event.text }];
+    }
+    case "display":
+      return [...items, { kind: "display", data: event.data }];
+    case "input-request":
+      return [...items, { kind: "input", prompt: event.prompt }];
+    case "truncated":
+      return [
+        ...items,
+        {
+          kind: "notice",
+          tone: "warning",
+          text: `Output truncated: this run printed more than ${formatBytes(event.limitBytes)}; the rest is not shown.`,
+        },
+      ];
+    case "progress":
+      return [...items];
+  }
+}
+
+/** Record the person's answer to the pending `input()` prompt. */
+export function answerInput(items: readonly OutputItem[], answer: string): OutputItem[] {
+  const index = items.findLastIndex((item) => item.kind === "input" && item.answer === undefined);
+  if (index < 0) return [...items];
+  return items.map((item, i) => (i === index ? { ...item, answer } : item));
+}
+
+/** Close a run: its value, its error, and a line saying how it ended when that is news. */
+export function applyResult(items: readonly OutputItem[], result: RunResult): OutputItem[] {
+  // An unanswered prompt stays visible but can no longer be answered.
+  const next: OutputItem[] = items.map((item) =>
+    item.kind === "input" && item.answer === undefined ? { ...item, answer: "" } : item,
+  );
+  if (result.value) next.push({ kind: "value", data: result.value });
+  if (result.error && result.status !== "interrupted" && result.status !== "timeout") {
+    next.push({ kind: "error", error: result.error });
+  }
+  const line = statusLine(result);
+  if (line) next.push({ kind: "notice", tone: result.status === "ok" ? "info" : "warning", text: line });
+  return next;
+}
+
+/** A sentence about how a run ended, or undefined when it simply succeeded. */
+export function statusLine(result: RunResult): string | undefined {
+  const restored = result.restored
+    ? ` Variables restored: ${result.restored.kept.join(", ") || "none"}.` +
+      (result.restored.lost.length ? ` Lost: ${result.restored.lost.join(", ")}.` : "")
+    : "";
+  switch (result.status) {
+    case "ok":
+      return result.exitCode !== undefined ? `Exited with code ${result.exitCode}.` : undefined;
+    case "error":
+      return result.exitCode !== undefined ? `Exited with code ${result.exitCode}.` : undefined;
+    case "interrupted":
+      return `Interrupted after ${formatDuration(result.durationMs)}. Variables are kept.${restored}`;
+    case "timeout":
+      return `Timed out after ${formatDuration(result.durationMs)}.${restored || " Variables are kept."}`;
+    case "crashed":
+      return `Python crashed: ${result.error?.evalue ?? "the worker stopped"}.${restored}`;
+    case "unavailable":
+      return `Not run: ${result.missingModules?.join(", ") ?? "a module"} cannot be loaded in the browser.`;
+  }
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${+(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}

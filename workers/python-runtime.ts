@@ -1,0 +1,218 @@
+import type { PyodideAPI } from "pyodide";
+import type { PyProxy } from "pyodide/ffi";
+import { OutputBatcher } from "./output-batcher";
+import type {
+  PythonError,
+  RunOptions,
+  RunResult,
+  RuntimeInfo,
+  WorkerEvent,
+  WorkerInit,
+} from "./python-api";
+import { waitForStdin } from "./shared-buffers";
+
+/** Kiln's Python package, as text, keyed by path (`./python/kiln/runner.py`). */
+const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+
+const KILN_LIB = "/lib/kiln-site";
+
+type LoadPyodide = (options: Record<string, unknown>) => Promise<PyodideAPI>;
+
+interface CellResult {
+  status: "ok" | "error" | "interrupted";
+  value?: Record<string, string>;
+  error?: PythonError;
+  exit_code?: number;
+}
+
+/**
+ * The Python interpreter of one session, living in a worker. Start-up runs as named
+ * steps; `run` executes one cell under the execution contract of DESIGN.md.
+ */
+export class PythonRuntime {
+  private pyodide!: PyodideAPI;
+  private kiln!: PyProxy;
+  private interrupt!: Int32Array;
+  private stdinBuffer!: SharedArrayBuffer;
+  private events!: MessagePort;
+  private batcher!: OutputBatcher;
+  /** Import name → lock file package providing it. */
+  private lockImports = new Map<string, string>();
+  private allowInput = false;
+
+  async init(options: WorkerInit): Promise<RuntimeInfo> {
+    this.interrupt = new Int32Array(options.interruptBuffer);
+    this.stdinBuffer = options.stdinBuffer;
+    this.events = options.events;
+    this.batcher = new OutputBatcher((event) => this.post(event));
+    await this.initRuntime(options);
+    this.initFilesystem();
+    this.initPackageIndex();
+    this.initKernel();
+    return {
+      pythonVersion: this.pyodide.runPython("import sys; sys.version.split()[0]") as string,
+      pyodideVersion: this.pyodide.version,
+    };
+  }
+
+  private async initRuntime(options: WorkerInit): Promise<void> {
+    const module = (await import(/* @vite-ignore */ `${options.indexURL}pyodide.mjs`)) as {
+      loadPyodide: LoadPyodide;
+    };
+    this.pyodide = await module.loadPyodide({
+      indexURL: options.indexURL,
+      ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
+      packageBaseUrl: options.packageBaseUrl,
+      env: { HOME: "/home/pyodide", MPLBACKEND: "module://kiln.mpl_backend" },
+    });
+    this.pyodide.setInterruptBuffer(this.interrupt);
+    this.pyodide.setStdout({ write: (bytes: Uint8Array) => this.write("stdout", bytes) });
+    this.pyodide.setStderr({ write: (bytes: Uint8Array) => this.write("stderr", bytes) });
+    this.pyodide.setStdin({ stdin: () => this.readInput("") ?? null });
+  }
+
+  private initFilesystem(): void {
+    const fs = this.pyodide.FS;
+    fs.mkdirTree(`${KILN_LIB}/kiln`);
+    for (const [path, source] of Object.entries(kilnSources)) {
+      fs.writeFile(`${KILN_LIB}/kiln/${path.split("/").pop()}`, source);
+    }
+    this.pyodide.runPython(`import sys; sys.path.insert(0, "${KILN_LIB}")`);
+  }
+
+  private initPackageIndex(): void {
+    for (const [name, pkg] of Object.entries(this.pyodide.lockfile.packages)) {
+      for (const imported of pkg.imports) this.lockImports.set(imported, name);
+    }
+  }
+
+  private initKernel(): void {
+    this.kiln = this.pyodide.pyimport("kiln.runner");
+    this.kiln.setup(
+      (kind: string, payload: string) => this.emit(kind, payload),
+      (seconds: number) => this.sleep(seconds),
+      (prompt: string) => this.readInput(prompt),
+    );
+  }
+
+  async run(code: string, options: RunOptions): Promise<RunResult> {
+    const started = performance.now();
+    Atomics.store(this.interrupt, 0, 0);
+    this.allowInput = options.allowInput;
+    this.batcher.begin(options.outputLimitBytes);
+    const finish = (result: Omit<RunResult, "durationMs">): RunResult => {
+      this.batcher.flush();
+      const truncatedBytes = this.batcher.droppedBytes;
+      return {
+        ...result,
+        ...(truncatedBytes ? { truncatedBytes } : {}),
+        durationMs: performance.now() - started,
+      };
+    };
+
+    const plan = this.kiln.classify_imports(code, this.pyodide.toPy(this.lockImports));
+    const { load, missing } = plan.toJs({ dict_converter: Object.fromEntries }) as {
+      load: string[];
+      missing: string[];
+    };
+    plan.destroy();
+    if (missing.length) return finish(unavailable(missing));
+    if (load.length) {
+      const failure = await this.loadPackages(load);
+      if (failure) return finish({ status: "error", error: failure });
+    }
+
+    const proxy = (await this.kiln.run_cell(code)) as PyProxy;
+    const cell = proxy.toJs({ dict_converter: Object.fromEntries }) as CellResult;
+    proxy.destroy();
+    return finish({
+      status: cell.status,
+      ...(cell.value ? { value: cell.value } : {}),
+      ...(cell.error ? { error: cell.error } : {}),
+      ...(cell.exit_code !== undefined ? { exitCode: cell.exit_code } : {}),
+      ...(load.length ? { loadedPackages: load } : {}),
+    });
+  }
+
+  /** Load lock file packages; a failure (offline, 404, hash mismatch) names the package. */
+  private async loadPackages(names: string[]): Promise<PythonError | undefined> {
+    const problems: string[] = [];
+    this.post({ type: "progress", message: `Loading ${names.join(", ")}…` });
+    await this.pyodide.loadPackage(names, {
+      messageCallback: (message) => this.post({ type: "progress", message }),
+      errorCallback: (message) => problems.push(message),
+    });
+    const failed = names.filter((name) => !(name in this.pyodide.loadedPackages));
+    if (!failed.length) return undefined;
+    const base = this.pyodide.lockfileBaseUrl ?? "the package base URL";
+    const detail = problems.length ? `\n${problems.join("\n")}` : "";
+    const list = failed.map((name) => `'${name}'`).join(", ");
+    return {
+      ename: "PackageLoadError",
+      evalue:
+        `Could not load the package ${list} from ${base}: the network may be offline, ` +
+        `the file missing, or its checksum wrong. Check the package base URL in Settings.`,
+      traceback: `PackageLoadError: could not load ${list}${detail}`,
+    };
+  }
+
+  private post(event: WorkerEvent): void {
+    this.events.postMessage(event);
+  }
+
+  private write(name: "stdout" | "stderr", bytes: Uint8Array): number {
+    this.batcher.write(name, bytes);
+    return bytes.length;
+  }
+
+  /** From Python: a display bundle (JSON), posted after the text printed before it. */
+  private emit(kind: string, payload: string): void {
+    if (kind !== "display") return;
+    this.batcher.flush();
+    this.post({ type: "display", data: JSON.parse(payload) as Record<string, string> });
+  }
+
+  /** `time.sleep` that a Stop or deadline cuts short (Pyodide's own cannot be interrupted). */
+  private sleep(seconds: number): void {
+    this.batcher.flush();
+    const end = performance.now() + seconds * 1000;
+    for (;;) {
+      if (Atomics.load(this.interrupt, 0) !== 0) {
+        this.pyodide.checkInterrupt();
+        return;
+      }
+      const left = end - performance.now();
+      if (left <= 0) return;
+      Atomics.wait(this.interrupt, 0, 0, left);
+    }
+  }
+
+  /** `input()`: ask the page and block until the person answers (or Stop). */
+  private readInput(prompt: string): string | undefined {
+    if (!this.allowInput) return undefined;
+    this.batcher.flush();
+    this.post({ type: "input-request", prompt });
+    const answer = waitForStdin(this.stdinBuffer, () => Atomics.load(this.interrupt, 0) !== 0);
+    if (answer === null && Atomics.load(this.interrupt, 0) !== 0) this.pyodide.checkInterrupt();
+    return answer ?? undefined;
+  }
+}
+
+function unavailable(missing: string[]): Omit<RunResult, "durationMs"> {
+  const names = missing.join(", ");
+  return {
+    status: "unavailable",
+    missingModules: missing,
+    error: {
+      ename: "ModuleNotFoundError",
+      evalue:
+        `${names} ${missing.length > 1 ? "are" : "is"} not available in the browser: ` +
+        `not in Python's standard library nor in Pyodide's package index.`,
+      traceback: `ModuleNotFoundError: No module named '${missing[0]}' (not available in the browser)`,
+    },
+  };
+}

@@ -1,0 +1,38 @@
+"""The hooks the worker gives Python: how output, sleeps and input reach the page.
+
+Until :func:`install` is called (for example in plain CPython tests) they fall back to
+behaviour that needs no browser.
+"""
+
+import json
+
+
+class _Hooks:
+    def __init__(self):
+        self.emit = None  # emit(kind: str, payload_json: str)
+        self.sleep = None  # sleep(seconds: float) -> None, interruptible
+        self.read_input = None  # read_input(prompt: str) -> str | None (None: no person to ask)
+
+
+hooks = _Hooks()
+
+
+def install(emit=None, sleep=None, read_input=None):
+    hooks.emit = emit
+    hooks.sleep = sleep
+    hooks.read_input = read_input
+
+
+def emit(kind, payload):
+    if hooks.emit is not None:
+        hooks.emit(kind, json.dumps(payload))
+
+
+def flush_std_streams():
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass

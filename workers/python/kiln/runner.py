@@ -1,0 +1,169 @@
+"""Run a cell like IPython: top-level await, last value shown, tidy tracebacks."""
+
+import ast
+import builtins
+import linecache
+import sys
+import traceback
+
+from . import hooks as _hooks
+from . import io_hooks
+from .display import display, format_bundle
+from .figures import show_open_figures
+
+_CELL_PREFIX = "<cell-"
+_namespace = {"__name__": "__main__", "__builtins__": builtins}
+_counter = 0
+
+
+def setup(emit=None, sleep=None, read_input=None):
+    """Called once by the worker with its hooks (JS functions)."""
+    _hooks.install(emit=emit, sleep=sleep, read_input=read_input)
+    io_hooks.install()
+    builtins.display = display
+    _namespace["display"] = display
+
+
+def namespace():
+    return _namespace
+
+
+def _user_frames(tb):
+    """Skip the frames before the first one in a cell (Pyodide's and Kiln's own)."""
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith(_CELL_PREFIX):
+        tb = tb.tb_next
+    return tb
+
+
+def format_error(exc):
+    tb = _user_frames(exc.__traceback__)
+    lines = traceback.format_exception(type(exc), exc, tb)
+    return {
+        "ename": type(exc).__name__,
+        "evalue": str(exc),
+        "traceback": "".join(lines).rstrip("\n"),
+    }
+
+
+def _register_source(filename, code):
+    """Let tracebacks quote the cell's lines."""
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+
+
+async def run_cell(code):
+    """Run ``code`` in the session namespace. Returns a plain dict (see python-api.ts)."""
+    global _counter
+    from pyodide.code import CodeRunner
+
+    _counter += 1
+    filename = f"{_CELL_PREFIX}{_counter}>"
+    _register_source(filename, code)
+    result = {"status": "ok"}
+    try:
+        runner = CodeRunner(
+            code,
+            return_mode="last_expr",
+            quiet_trailing_semicolon=True,
+            filename=filename,
+            flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+        ).compile()
+        value = await runner.run_async(_namespace)
+        _hooks.flush_std_streams()
+        if value is not None:
+            _namespace["_"] = value
+            result["value"] = format_bundle(value)
+    except SystemExit as exc:
+        code_ = exc.code
+        if code_ is None:
+            exit_code = 0
+        elif isinstance(code_, int):
+            exit_code = code_
+        else:
+            print(code_, file=sys.stderr)
+            exit_code = 1
+        result["exit_code"] = exit_code
+        if exit_code != 0:
+            result["status"] = "error"
+            result["error"] = {
+                "ename": "SystemExit",
+                "evalue": str(exit_code),
+                "traceback": f"SystemExit: {exit_code}",
+            }
+    except KeyboardInterrupt as exc:
+        result["status"] = "interrupted"
+        result["error"] = format_error(exc)
+    except BaseException as exc:  # noqa: BLE001 - every failure is the user's result
+        result["status"] = "error"
+        result["error"] = format_error(exc)
+    finally:
+        _hooks.flush_std_streams()
+    try:
+        show_open_figures()
+    except Exception as exc:  # a figure that cannot be drawn is reported, the run stands
+        print(f"Could not draw a figure: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _hooks.flush_std_streams()
+    return result
+
+
+def _guarded_import_names(tree):
+    """Top-level names imported only inside ``try`` blocks that handle ImportError."""
+    guarded = set()
+    handled = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        catches = False
+        for handler in node.handlers:
+            types = handler.type
+            names = []
+            if types is None:
+                catches = True
+            elif isinstance(types, ast.Tuple):
+                names = [getattr(t, "id", None) for t in types.elts]
+            else:
+                names = [getattr(types, "id", None)]
+            if handled.intersection(n for n in names if n):
+                catches = True
+        if not catches:
+            continue
+        for stmt in node.body:
+            for inner in ast.walk(stmt):
+                if isinstance(inner, ast.Import):
+                    guarded.update(a.name.split(".")[0] for a in inner.names)
+                elif isinstance(inner, ast.ImportFrom) and inner.module and not inner.level:
+                    guarded.add(inner.module.split(".")[0])
+    return guarded
+
+
+def classify_imports(code, lock_imports):
+    """Sort a cell's imports: what to load from the lock file, what exists nowhere.
+
+    ``lock_imports`` maps an import name to the lock file package that provides it.
+    Returns ``{"load": [package names], "missing": [module names]}``; a syntax error
+    yields nothing, so the run itself reports it.
+    """
+    import importlib.util
+
+    from pyodide.code import find_imports
+
+    try:
+        names = find_imports(code)
+        guarded = _guarded_import_names(ast.parse(code))
+    except SyntaxError:
+        return {"load": [], "missing": []}
+    load, missing = [], []
+    for name in names:
+        if name in sys.modules:
+            continue
+        if name in lock_imports:
+            package = lock_imports[name]
+            if package not in load and importlib.util.find_spec(name) is None:
+                load.append(package)
+            continue
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found and name not in guarded:
+            missing.append(name)
+    return {"load": load, "missing": missing}

@@ -1,0 +1,69 @@
+/**
+ * The SharedArrayBuffers the page and the worker share: the interrupt signal, and the
+ * answer to `input()` while the worker blocks waiting for it.
+ */
+
+/** Pyodide raises KeyboardInterrupt when this signal number is written to the buffer. */
+export const SIGINT = 2;
+
+export function createInterruptBuffer(): SharedArrayBuffer {
+  return new SharedArrayBuffer(4);
+}
+
+/** Page side: ask Python to stop; also wakes a `time.sleep` waiting on the buffer. */
+export function requestInterrupt(buffer: SharedArrayBuffer): void {
+  const signal = new Int32Array(buffer);
+  Atomics.store(signal, 0, SIGINT);
+  Atomics.notify(signal, 0);
+}
+
+/*
+ * stdin layout: Int32 state, Int32 byte length, then up to STDIN_CAPACITY bytes of UTF-8.
+ */
+
+export const STDIN_CAPACITY = 64 * 1024;
+const HEADER_BYTES = 8;
+
+export const StdinState = { Idle: 0, Waiting: 1, Answered: 2, Closed: 3 } as const;
+
+export function createStdinBuffer(): SharedArrayBuffer {
+  return new SharedArrayBuffer(HEADER_BYTES + STDIN_CAPACITY);
+}
+
+/** Page side: hand the person's answer to the waiting worker. */
+export function answerStdin(buffer: SharedArrayBuffer, text: string | null): void {
+  const header = new Int32Array(buffer, 0, 2);
+  if (text === null) {
+    Atomics.store(header, 0, StdinState.Closed);
+  } else {
+    const bytes = new TextEncoder().encode(text);
+    const length = Math.min(bytes.length, STDIN_CAPACITY);
+    new Uint8Array(buffer, HEADER_BYTES, STDIN_CAPACITY).set(bytes.subarray(0, length));
+    Atomics.store(header, 1, length);
+    Atomics.store(header, 0, StdinState.Answered);
+  }
+  Atomics.notify(header, 0);
+}
+
+/**
+ * Worker side: wait for the answer. `shouldStop` is polled so an interrupt ends the wait.
+ * Returns the text, or null when the page closed the prompt.
+ */
+export function waitForStdin(buffer: SharedArrayBuffer, shouldStop: () => boolean): string | null {
+  const header = new Int32Array(buffer, 0, 2);
+  Atomics.store(header, 0, StdinState.Waiting);
+  for (;;) {
+    const state = Atomics.load(header, 0);
+    if (state === StdinState.Answered) {
+      const length = Atomics.load(header, 1);
+      const bytes = new Uint8Array(buffer, HEADER_BYTES, length).slice();
+      Atomics.store(header, 0, StdinState.Idle);
+      return new TextDecoder().decode(bytes);
+    }
+    if (state === StdinState.Closed || shouldStop()) {
+      Atomics.store(header, 0, StdinState.Idle);
+      return null;
+    }
+    Atomics.wait(header, 0, StdinState.Waiting, 50);
+  }
+}
