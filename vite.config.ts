@@ -12,7 +12,7 @@ export default defineConfig({
   build: {
     target: "es2022",
     rollupOptions: {
-      input: { main: "index.html" },
+      input: { main: "index.html", harness: "harness.html" },
     },
   },
   test: {

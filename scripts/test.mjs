@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 
-const results = "test-results";
+const results = "test-reports";
 rmSync(`${results}/unit.json`, { force: true });
 rmSync(`${results}/e2e.json`, { force: true });
 mkdirSync(results, { recursive: true });

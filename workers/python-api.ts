@@ -47,7 +47,9 @@ export type WorkerEvent =
   | { type: "display"; data: MimeBundle }
   | { type: "progress"; message: string }
   | { type: "input-request"; prompt: string }
-  | { type: "truncated"; limitBytes: number };
+  | { type: "truncated"; limitBytes: number }
+  /** The last event of a run: everything the run produced has been posted before it. */
+  | { type: "done" };
 
 export interface WorkerInit {
   /** Absolute URL of the folder holding Pyodide's core (ends with `/`). */

@@ -9,7 +9,7 @@ import type {
   WorkerEvent,
   WorkerInit,
 } from "./python-api";
-import { waitForStdin } from "./shared-buffers";
+import { expectStdin, waitForStdin } from "./shared-buffers";
 
 /** Kiln's Python package, as text, keyed by path (`./python/kiln/runner.py`). */
 const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
@@ -100,6 +100,14 @@ export class PythonRuntime {
   }
 
   async run(code: string, options: RunOptions): Promise<RunResult> {
+    try {
+      return await this.runCell(code, options);
+    } finally {
+      this.post({ type: "done" });
+    }
+  }
+
+  private async runCell(code: string, options: RunOptions): Promise<RunResult> {
     const started = performance.now();
     Atomics.store(this.interrupt, 0, 0);
     this.allowInput = options.allowInput;
@@ -149,15 +157,12 @@ export class PythonRuntime {
     const failed = names.filter((name) => !(name in this.pyodide.loadedPackages));
     if (!failed.length) return undefined;
     const base = this.pyodide.lockfileBaseUrl ?? "the package base URL";
-    const detail = problems.length ? `\n${problems.join("\n")}` : "";
+    const detail = problems.length ? `\n\n${problems.join("\n")}` : "";
     const list = failed.map((name) => `'${name}'`).join(", ");
-    return {
-      ename: "PackageLoadError",
-      evalue:
-        `Could not load the package ${list} from ${base}: the network may be offline, ` +
-        `the file missing, or its checksum wrong. Check the package base URL in Settings.`,
-      traceback: `PackageLoadError: could not load ${list}${detail}`,
-    };
+    const evalue =
+      `Could not load the package ${list} from ${base}: the network may be offline, ` +
+      `the file missing, or its checksum wrong. Check the package base URL in Settings.`;
+    return { ename: "PackageLoadError", evalue, traceback: `PackageLoadError: ${evalue}${detail}` };
   }
 
   private post(event: WorkerEvent): void {
@@ -195,6 +200,7 @@ export class PythonRuntime {
   private readInput(prompt: string): string | undefined {
     if (!this.allowInput) return undefined;
     this.batcher.flush();
+    expectStdin(this.stdinBuffer);
     this.post({ type: "input-request", prompt });
     const answer = waitForStdin(this.stdinBuffer, () => Atomics.load(this.interrupt, 0) !== 0);
     if (answer === null && Atomics.load(this.interrupt, 0) !== 0) this.pyodide.checkInterrupt();

@@ -45,13 +45,17 @@ export function answerStdin(buffer: SharedArrayBuffer, text: string | null): voi
   Atomics.notify(header, 0);
 }
 
+/** Worker side, before asking: from now on an answer is kept until it is read. */
+export function expectStdin(buffer: SharedArrayBuffer): void {
+  Atomics.store(new Int32Array(buffer, 0, 2), 0, StdinState.Waiting);
+}
+
 /**
- * Worker side: wait for the answer. `shouldStop` is polled so an interrupt ends the wait.
+ * Worker side, after {@link expectStdin} and asking: wait for the answer. `shouldStop` is polled so an interrupt ends the wait.
  * Returns the text, or null when the page closed the prompt.
  */
 export function waitForStdin(buffer: SharedArrayBuffer, shouldStop: () => boolean): string | null {
   const header = new Int32Array(buffer, 0, 2);
-  Atomics.store(header, 0, StdinState.Waiting);
   for (;;) {
     const state = Atomics.load(header, 0);
     if (state === StdinState.Answered) {

@@ -42,6 +42,7 @@ export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): Ou
         },
       ];
     case "progress":
+    case "done":
       return [...items];
   }
 }

@@ -50,6 +50,8 @@ interface Worker_ {
 interface ActiveRun {
   handlers: RunHandlers;
   stopReason?: "stop" | "deadline";
+  /** Called on the worker's "done" event: every event of the run has arrived. */
+  drained: () => void;
 }
 
 /**
@@ -184,7 +186,8 @@ export class PythonSession {
       // Package loading is shown in the status line as well as to the run.
       this.setState({ ...this.state, message: event.message });
     }
-    this.active?.handlers.onEvent?.(event);
+    if (event.type === "done") this.active?.drained();
+    else this.active?.handlers.onEvent?.(event);
   }
 
   private async execute(code: string, handlers: RunHandlers): Promise<RunResult> {
@@ -200,17 +203,23 @@ export class PythonSession {
         durationMs: performance.now() - started,
       };
     }
-    const run: ActiveRun = { handlers };
+    let drained = () => undefined as void;
+    // Results come over Comlink, events over their own port: wait for both to be in.
+    const allEvents = new Promise<void>((resolve) => (drained = resolve));
+    const run: ActiveRun = { handlers, drained };
     this.active = run;
     this.setState({ kind: "running", info });
     const timeoutMs = handlers.timeoutMs ?? this.config.timeoutMs;
     const deadline = timeoutMs > 0 ? setTimeout(() => this.interrupt("deadline"), timeoutMs) : undefined;
     try {
       const result = await Promise.race([
-        entry.api.run(code, {
-          allowInput: this.config.allowInput,
-          outputLimitBytes: this.config.outputLimitBytes,
-        }),
+        Promise.all([
+          entry.api.run(code, {
+            allowInput: this.config.allowInput,
+            outputLimitBytes: this.config.outputLimitBytes,
+          }),
+          allEvents,
+        ]).then(([result]) => result),
         entry.gone,
       ]).catch(
         (error: unknown): RunResult => ({

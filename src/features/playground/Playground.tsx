@@ -23,6 +23,7 @@ export function Playground() {
   const [outputs, setOutputs] = useState<OutputItem[]>([]);
   const [running, setRunning] = useState(false);
   const [startedAt, setStartedAt] = useState(0);
+  const [finishedRuns, setFinishedRuns] = useState(0);
   const latest = useRef({ code: "", outputs: [] as OutputItem[] });
   useEffect(() => {
     latest.current = { code: code ?? "", outputs };
@@ -60,6 +61,7 @@ export function Playground() {
     items = applyResult(items, result);
     setOutputs(items);
     setRunning(false);
+    setFinishedRuns((count) => count + 1);
     void persist(source, items);
   }, [session, running]);
 
@@ -93,7 +95,7 @@ export function Playground() {
         <RunStatusLine state={state} running={running} startedAt={startedAt} />
       </div>
       {code !== null && <CodeEditor value={code} onChange={setCode} onRun={() => void run()} />}
-      <section className="output" aria-label="Output" aria-busy={running}>
+      <section className="output" aria-label="Output" aria-busy={running} data-finished-runs={finishedRuns}>
         <OutputView items={outputs} onAnswer={running ? onAnswer : undefined} />
       </section>
     </main>

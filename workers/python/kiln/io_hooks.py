@@ -1,6 +1,8 @@
 """``time.sleep`` and ``input()`` that the page can interrupt or answer."""
 
 import builtins
+import io
+import sys
 import time
 
 from .hooks import flush_std_streams, hooks
@@ -34,6 +36,20 @@ def input(prompt=""):
     return str(answer)
 
 
+def unbuffer_std_streams():
+    """Unbuffered stdout and stderr: text reaches the page in the order it was written,
+    partial lines included, rather than when a buffer happens to fill."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = io.TextIOWrapper(
+            io.FileIO(fd, "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace",
+            write_through=True,
+        )
+        setattr(sys, name, stream)
+
+
 def install():
+    unbuffer_std_streams()
     time.sleep = sleep
     builtins.input = input

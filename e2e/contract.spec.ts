@@ -1,0 +1,163 @@
+import { expect, test } from "./support/fixtures";
+import { openPlayground, output, run, startRun } from "./support/playground";
+
+test("prints, returns the last value, and honours a trailing semicolon", async ({ playground: page }) => {
+  await run(page, 'print("hi")\n6 * 7');
+  await expect(output(page)).toHaveText("hi\n42");
+  await run(page, "6 * 7;");
+  await expect(output(page)).toHaveText("");
+});
+
+test("top-level await works and the cell runs as __main__", async ({ playground: page }) => {
+  await run(page, 'import asyncio\nawait asyncio.sleep(0.05)\nprint(__name__)');
+  await expect(output(page)).toHaveText("__main__");
+});
+
+test("variables persist between runs", async ({ playground: page }) => {
+  await run(page, "counter = 41");
+  await run(page, "counter += 1\ncounter");
+  await expect(output(page)).toHaveText("42");
+});
+
+test("stdout and stderr stream while the code runs, in order, partial lines too", async ({ playground: page }) => {
+  const finished = await startRun(
+    page,
+    'import sys, time\nprint("working", end="")\nprint("warn", file=sys.stderr)\ntime.sleep(2)\nprint(" done")',
+  );
+  const out = output(page);
+  // Seen while Python sleeps: the partial line and stderr, in the order they were written.
+  await expect(out).toHaveText("workingwarn\n", { timeout: 1500 });
+  await finished();
+  await expect(out).toHaveText("workingwarn\n done");
+  await expect(out.locator(".stderr")).toHaveText("warn\n");
+});
+
+test("an exception shows a traceback without Pyodide's internal frames", async ({ playground: page }) => {
+  await run(page, "def divide(a, b):\n    return a / b\n\ndivide(1, 0)");
+  const error = output(page).getByRole("alert");
+  await expect(error).toContainText("Traceback (most recent call last)");
+  await expect(error).toContainText('File "<cell-');
+  await expect(error).toContainText("return a / b");
+  await expect(error).toContainText("ZeroDivisionError: division by zero");
+  await expect(error).not.toContainText("_pyodide");
+  await expect(error).not.toContainText("/lib/python");
+});
+
+test("sys.exit ends the run with its code and the interpreter lives on", async ({ playground: page }) => {
+  await run(page, 'import sys\nkept = "yes"\nprint("before")\nsys.exit(3)\nprint("after")');
+  await expect(output(page)).toContainText("before");
+  await expect(output(page)).not.toContainText("after");
+  await expect(output(page)).toContainText("Exited with code 3");
+  await run(page, "kept");
+  await expect(output(page)).toHaveText("'yes'");
+});
+
+test("rich output: display() and every _repr_*_ method", async ({ playground: page }) => {
+  const png =
+    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
+  await run(
+    page,
+    `import base64
+class Png:
+    def _repr_png_(self): return base64.b64decode("${png}")
+    def __repr__(self): return "a tiny PNG"
+class Svg:
+    def _repr_svg_(self): return '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><rect width="20" height="20" fill="red"/></svg>'
+    def __repr__(self): return "a red square"
+class Html:
+    def _repr_html_(self): return "<table><tr><td id='cell'>html cell</td></tr></table>"
+class Md:
+    def _repr_markdown_(self): return "## Markdown heading"
+class Js:
+    def _repr_json_(self): return {"answer": 42}
+display(Png(), Svg(), Html(), Md())
+Js()`,
+  );
+  const out = output(page);
+  const image = out.getByRole("img", { name: "a tiny PNG" });
+  await expect(image).toBeVisible();
+  expect(await image.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(2);
+  const svg = out.getByRole("img", { name: "a red square" });
+  await expect(svg).toBeVisible();
+  expect(await svg.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(20);
+  const frame = out.locator("iframe[title='HTML output']");
+  await expect(frame).toHaveAttribute("sandbox", "allow-scripts");
+  await expect(page.frameLocator("iframe[title='HTML output']").locator("#cell")).toHaveText("html cell");
+  await expect(out.getByRole("heading", { name: "Markdown heading" })).toBeVisible();
+  await expect(out.locator(".json-output")).toHaveText('{\n  "answer": 42\n}');
+});
+
+test("HTML output cannot reach the app", async ({ playground: page }) => {
+  await run(
+    page,
+    `class Probe:
+    def _repr_html_(self):
+        return """<p id="r">?</p><script>
+let r; try { r = String(parent.document.title); } catch (e) { r = "blocked: " + e.name; }
+document.getElementById("r").textContent = r;
+</script>"""
+Probe()`,
+  );
+  await expect(page.frameLocator("iframe[title='HTML output']").locator("#r")).toHaveText(/^blocked: SecurityError$/);
+});
+
+test("matplotlib figures are captured as PNG at the end of the run (stand-in pyplot)", async ({ playground: page }) => {
+  // matplotlib cannot be downloaded here; a stand-in with pyplot's interface draws a real PNG.
+  await run(
+    page,
+    `import sys, types, base64
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")
+class Figure:
+    def savefig(self, buffer, format, bbox_inches): buffer.write(PNG)
+    def __repr__(self): return "<Figure size 2x2>"
+plt = types.ModuleType("matplotlib.pyplot")
+plt.figs = {1: Figure()}
+plt.get_fignums = lambda: list(plt.figs)
+plt.figure = lambda n: plt.figs[n]
+plt.close = lambda what: plt.figs.clear()
+sys.modules["matplotlib.pyplot"] = plt
+print("plotted")`,
+  );
+  await expect(output(page).getByRole("img", { name: "<Figure size 2x2>" })).toBeVisible();
+  await run(page, "import sys; del sys.modules['matplotlib.pyplot']\nlen(plt.figs)");
+  await expect(output(page)).toHaveText("0");
+});
+
+test("a flood of output is capped with a visible notice and the page stays usable", async ({ playground: page }) => {
+  await run(page, "for i in range(300_000):\n    print(i)");
+  const out = output(page);
+  await expect(out.getByText(/Output truncated: this run printed more than 1 MiB/)).toBeVisible();
+  await expect(out).toContainText("\n0\n1\n2\n".slice(1));
+  await run(page, "'still responsive'");
+  await expect(out).toHaveText("'still responsive'");
+});
+
+test("input() asks in the page and returns what the person typed", async ({ playground: page }) => {
+  const finished = await startRun(page, 'name = input("Your name? ")\nprint(f"Hello, {name}!")');
+  const field = page.getByRole("textbox", { name: "Python input" });
+  await expect(output(page)).toContainText("Your name?");
+  await field.fill("Ada Lovelace");
+  await field.press("Enter");
+  await finished();
+  await expect(output(page)).toContainText("Hello, Ada Lovelace!");
+});
+
+test("Ctrl+Enter runs; Stop interrupts a busy loop and variables survive", async ({ playground: page }) => {
+  await run(page, "survivor = 'here'");
+  await page.getByRole("textbox", { name: "Python code" }).fill("while True:\n    pass");
+  await page.getByRole("textbox", { name: "Python code" }).press("Control+Enter");
+  await expect(page.getByRole("status")).toContainText("Running");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await expect(output(page)).toContainText("Interrupted after");
+  await run(page, "survivor");
+  await expect(output(page)).toHaveText("'here'");
+});
+
+test("Restart gives a fresh interpreter", async ({ page }) => {
+  await openPlayground(page);
+  await run(page, "old = 1");
+  await page.getByRole("button", { name: "Restart" }).click();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 45_000 });
+  await run(page, "'old' in globals()");
+  await expect(output(page)).toHaveText("False");
+});

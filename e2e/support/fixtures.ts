@@ -1,0 +1,44 @@
+import { test as base, expect, type Page } from "@playwright/test";
+import { PACKAGE_BASE, TEST_LOCK_FILE } from "./package-fixtures";
+import { openPlayground } from "./playground";
+
+/** Point Kiln at the test lock file and package server through Settings, then restart. */
+export async function useTestPackages(page: Page, packageBase = PACKAGE_BASE): Promise<void> {
+  await page.getByRole("button", { name: "Settings" }).click();
+  const dialog = page.getByRole("dialog", { name: "Settings" });
+  await dialog.getByLabel("Lock file URL").fill(TEST_LOCK_FILE);
+  await dialog.getByLabel("Package base URL").fill(packageBase);
+  await dialog.getByRole("button", { name: "Save" }).click();
+  await expect(dialog).toBeHidden();
+  await page.getByRole("button", { name: "Restart" }).click();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 45_000 });
+}
+
+async function sharedPlayground(
+  browser: import("@playwright/test").Browser,
+  use: (page: Page) => Promise<void>,
+  prepare?: (page: Page) => Promise<void>,
+): Promise<void> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await openPlayground(page);
+  await prepare?.(page);
+  await use(page);
+  await context.close();
+}
+
+/**
+ * `playground`: one Playground page per test worker, shared by the tests that need only
+ * a working interpreter (starting Python costs seconds on a small machine). Tests that
+ * need a fresh interpreter or storage use Playwright's own `page`.
+ */
+export const test = base.extend<object, { playground: Page; packagePlayground: Page }>({
+  playground: [async ({ browser }, use) => sharedPlayground(browser, use), { scope: "worker" }],
+  /** A shared Playground using the test lock file and package server. */
+  packagePlayground: [
+    async ({ browser }, use) => sharedPlayground(browser, use, (page) => useTestPackages(page)),
+    { scope: "worker" },
+  ],
+});
+
+export { expect };

@@ -1,0 +1,23 @@
+/**
+ * `harness.html`: the runtime API on `window.kiln`, with no interface around it, so the
+ * benchmark and browser tests can drive sessions directly.
+ */
+import { PythonSession } from "./runtime/python-session";
+import { pyodideIndexUrl } from "./runtime/python-worker";
+import { sessionConfig } from "./runtime/session-config";
+import { DEFAULT_SETTINGS } from "./storage/settings";
+
+const harness = {
+  PythonSession,
+  pyodideIndexUrl,
+  /** The default configuration; `input()` off, as nobody is there to answer. */
+  defaultConfig: sessionConfig(DEFAULT_SETTINGS, false),
+};
+
+declare global {
+  interface Window {
+    kiln: typeof harness;
+  }
+}
+
+window.kiln = harness;

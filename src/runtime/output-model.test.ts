@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { answerInput, applyEvent, applyResult, formatBytes, formatDuration, STREAM_PIECE_CHARS, statusLine } from "./output-model";
+
+describe("applyEvent", () => {
+  it("merges consecutive text of one stream and keeps the order of streams", () => {
+    let items = applyEvent([], { type: "stream", name: "stdout", text: "a" });
+    items = applyEvent(items, { type: "stream", name: "stdout", text: "b" });
+    items = applyEvent(items, { type: "stream", name: "stderr", text: "c" });
+    expect(items).toEqual([
+      { kind: "stream", name: "stdout", text: "ab" },
+      { kind: "stream", name: "stderr", text: "c" },
+    ]);
+  });
+
+  it("starts a new piece once a stream piece is large", () => {
+    const big = "x".repeat(STREAM_PIECE_CHARS);
+    let items = applyEvent([], { type: "stream", name: "stdout", text: big });
+    items = applyEvent(items, { type: "stream", name: "stdout", text: "y" });
+    expect(items).toHaveLength(2);
+  });
+
+  it("turns truncation into a visible notice", () => {
+    const items = applyEvent([], { type: "truncated", limitBytes: 1024 * 1024 });
+    expect(items).toEqual([{ kind: "notice", tone: "warning", text: expect.stringContaining("Output truncated") }]);
+    expect(items[0]).toMatchObject({ text: expect.stringContaining("1 MiB") });
+  });
+
+  it("records the answer to the pending input prompt", () => {
+    const items = answerInput(applyEvent([], { type: "input-request", prompt: "Name? " }), "Ada");
+    expect(items).toEqual([{ kind: "input", prompt: "Name? ", answer: "Ada" }]);
+  });
+});
+
+describe("applyResult", () => {
+  it("adds the value, the error, and how the run ended", () => {
+    const ok = applyResult([], { status: "ok", value: { "text/plain": "1" }, durationMs: 5 });
+    expect(ok).toEqual([{ kind: "value", data: { "text/plain": "1" } }]);
+    const error = { ename: "ValueError", evalue: "bad", traceback: "ValueError: bad" };
+    expect(applyResult([], { status: "error", error, durationMs: 5 })).toEqual([{ kind: "error", error }]);
+    const interrupted = applyResult([], { status: "interrupted", error: { ...error, ename: "KeyboardInterrupt" }, durationMs: 1500 });
+    expect(interrupted).toEqual([{ kind: "notice", tone: "warning", text: "Interrupted after 1.5 s. Variables are kept." }]);
+  });
+
+  it("names missing modules and restored variables", () => {
+    expect(statusLine({ status: "unavailable", missingModules: ["torch"], durationMs: 1 })).toContain("torch");
+    expect(
+      statusLine({ status: "crashed", durationMs: 1, restored: { kept: ["a", "b"], lost: ["gen"] } }),
+    ).toMatch(/Variables restored: a, b\. Lost: gen\./);
+  });
+});
+
+describe("formatting", () => {
+  it("formats sizes and durations for people", () => {
+    expect(formatBytes(512)).toBe("512 bytes");
+    expect(formatBytes(1536)).toBe("1.5 KiB");
+    expect(formatDuration(12.4)).toBe("12 ms");
+    expect(formatDuration(61_000)).toBe("1 min 1 s");
+  });
+});
