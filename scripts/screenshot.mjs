@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Takes docs/playground.png: the Playground after a run with text, an image and an error.
 // Needs a built app (npm run build); serves it with `vite preview` on a spare port.
-import { spawn } from "node:child_process";
 import { chromium } from "@playwright/test";
+import { preview } from "vite";
 
 const PORT = 4190;
 const CODE = `import statistics
@@ -20,9 +20,8 @@ class Bars:
 display(Bars(temps))
 temps["monday"]`;
 
-const server = spawn("npx", ["vite", "preview", "--port", String(PORT), "--strictPort"], { stdio: "ignore" });
+const server = await preview({ preview: { port: PORT, strictPort: true }, logLevel: "warn" });
 try {
-  await new Promise((resolve) => setTimeout(resolve, 2500));
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
@@ -38,5 +37,5 @@ try {
   await browser.close();
   console.log("Wrote docs/playground.png");
 } finally {
-  server.kill();
+  await server.close();
 }

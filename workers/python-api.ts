@@ -48,6 +48,8 @@ export type WorkerEvent =
   | { type: "progress"; message: string }
   | { type: "input-request"; prompt: string }
   | { type: "truncated"; limitBytes: number }
+  /** Pyodide cannot go on (exit, wasm stack overflow, out of memory): replace the worker. */
+  | { type: "fatal"; message: string }
   /** The last event of a run: everything the run produced has been posted before it. */
   | { type: "done" };
 
@@ -66,7 +68,41 @@ export interface WorkerInit {
   events: MessagePort;
 }
 
+/** A successful run's view of the session's state, captured in case the worker is replaced. */
+export interface StateCapture {
+  /** Every user variable. */
+  names: string[];
+  /** Pickled values of those that pickle. */
+  values: Record<string, Uint8Array>;
+  /** Variables holding modules: name → module name. */
+  modules: Record<string, string>;
+  /** Variables too large to carry. */
+  tooLarge: string[];
+  /** The cell's [filename, source] when it defines functions, classes or imports. */
+  cell?: [string, string];
+  /** The last cell number, so new cells never reuse a restored cell's name. */
+  counter: number;
+}
+
+/** What a replacement worker needs to bring a session's state back. Kept by the page. */
+export interface SessionSnapshot {
+  /** [filename, source] of every successful cell with definitions, in run order. */
+  cells: [string, string][];
+  names: string[];
+  values: Record<string, Uint8Array>;
+  modules: Record<string, string>;
+  counter: number;
+}
+
+export interface WorkerRunOutcome {
+  result: RunResult;
+  /** Present after a successful run. */
+  capture?: StateCapture;
+}
+
 export interface RunOptions {
+  /** Identifies the run, so a late cancel never reaches the next one. */
+  runId: number;
   /** Whether `input()` may ask the person (false in chat: it raises EOFError). */
   allowInput: boolean;
   /** Output beyond this many bytes is dropped, with a notice. */
@@ -81,5 +117,9 @@ export interface RuntimeInfo {
 /** What the worker exposes over Comlink. */
 export interface PythonWorkerApi {
   init(options: WorkerInit): Promise<RuntimeInfo>;
-  run(code: string, options: RunOptions): Promise<RunResult>;
+  run(code: string, options: RunOptions): Promise<WorkerRunOutcome>;
+  /** Cancel run `runId` if it is waiting in `await` (where SIGINT is not seen). */
+  cancel(runId: number): boolean;
+  /** Bring back a session's state in this (fresh) interpreter. */
+  restore(snapshot: SessionSnapshot): Promise<RestoreReport>;
 }

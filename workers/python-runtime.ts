@@ -1,13 +1,18 @@
+import * as Comlink from "comlink";
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
 import type {
   PythonError,
+  RestoreReport,
   RunOptions,
   RunResult,
   RuntimeInfo,
+  SessionSnapshot,
+  StateCapture,
   WorkerEvent,
   WorkerInit,
+  WorkerRunOutcome,
 } from "./python-api";
 import { expectStdin, waitForStdin } from "./shared-buffers";
 
@@ -24,9 +29,21 @@ type LoadPyodide = (options: Record<string, unknown>) => Promise<PyodideAPI>;
 
 interface CellResult {
   status: "ok" | "error" | "interrupted";
+  filename: string;
   value?: Record<string, string>;
   error?: PythonError;
   exit_code?: number;
+}
+
+const toObject = { dict_converter: Object.fromEntries };
+
+/** Convert a Python result to JS and free the proxy. */
+function take<T>(proxy: PyProxy): T {
+  try {
+    return proxy.toJs(toObject) as T;
+  } finally {
+    proxy.destroy();
+  }
 }
 
 /**
@@ -43,6 +60,7 @@ export class PythonRuntime {
   /** Import name → lock file package providing it. */
   private lockImports = new Map<string, string>();
   private allowInput = false;
+  private runId = 0;
 
   async init(options: WorkerInit): Promise<RuntimeInfo> {
     this.interrupt = new Int32Array(options.interruptBuffer);
@@ -69,6 +87,9 @@ export class PythonRuntime {
       packageBaseUrl: options.packageBaseUrl,
       env: { HOME: "/home/pyodide", MPLBACKEND: "module://kiln.mpl_backend" },
     });
+    // Pyodide's internal hook for fatal errors: without it a dead interpreter looks busy.
+    (this.pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
+      this.post({ type: "fatal", message: fatalMessage(error) });
     this.pyodide.setInterruptBuffer(this.interrupt);
     this.pyodide.setStdout({ write: (bytes: Uint8Array) => this.write("stdout", bytes) });
     this.pyodide.setStderr({ write: (bytes: Uint8Array) => this.write("stderr", bytes) });
@@ -99,51 +120,80 @@ export class PythonRuntime {
     );
   }
 
-  async run(code: string, options: RunOptions): Promise<RunResult> {
+  async run(code: string, options: RunOptions): Promise<WorkerRunOutcome> {
+    this.runId = options.runId;
     try {
-      return await this.runCell(code, options);
+      const outcome = await this.runCell(code, options);
+      const buffers = Object.values(outcome.capture?.values ?? {}).map((bytes) => bytes.buffer as ArrayBuffer);
+      return Comlink.transfer(outcome, buffers);
     } finally {
       this.post({ type: "done" });
     }
   }
 
-  private async runCell(code: string, options: RunOptions): Promise<RunResult> {
+  cancel(runId: number): boolean {
+    return runId === this.runId && (this.kiln.cancel() as boolean);
+  }
+
+  private async runCell(code: string, options: RunOptions): Promise<WorkerRunOutcome> {
     const started = performance.now();
     Atomics.store(this.interrupt, 0, 0);
     this.allowInput = options.allowInput;
     this.batcher.begin(options.outputLimitBytes);
-    const finish = (result: Omit<RunResult, "durationMs">): RunResult => {
+    const finish = (result: Omit<RunResult, "durationMs">, capture?: StateCapture): WorkerRunOutcome => {
       this.batcher.flush();
       const truncatedBytes = this.batcher.droppedBytes;
       return {
-        ...result,
-        ...(truncatedBytes ? { truncatedBytes } : {}),
-        durationMs: performance.now() - started,
+        result: { ...result, ...(truncatedBytes ? { truncatedBytes } : {}), durationMs: performance.now() - started },
+        ...(capture ? { capture } : {}),
       };
     };
 
-    const plan = this.kiln.classify_imports(code, this.pyodide.toPy(this.lockImports));
-    const { load, missing } = plan.toJs({ dict_converter: Object.fromEntries }) as {
-      load: string[];
-      missing: string[];
-    };
-    plan.destroy();
+    const { load, missing } = this.importPlan(code);
     if (missing.length) return finish(unavailable(missing));
     if (load.length) {
       const failure = await this.loadPackages(load);
       if (failure) return finish({ status: "error", error: failure });
     }
 
-    const proxy = (await this.kiln.run_cell(code)) as PyProxy;
-    const cell = proxy.toJs({ dict_converter: Object.fromEntries }) as CellResult;
-    proxy.destroy();
-    return finish({
+    const cell = take<CellResult>(await this.kiln.run_cell(code));
+    const result: Omit<RunResult, "durationMs"> = {
       status: cell.status,
       ...(cell.value ? { value: cell.value } : {}),
       ...(cell.error ? { error: cell.error } : {}),
       ...(cell.exit_code !== undefined ? { exitCode: cell.exit_code } : {}),
       ...(load.length ? { loadedPackages: load } : {}),
-    });
+    };
+    if (cell.status !== "ok") return finish(result);
+    const captured = take<Omit<StateCapture, "tooLarge"> & { too_large: string[] }>(
+      this.kiln.capture_state(code, cell.filename),
+    );
+    const { too_large: tooLarge, ...rest } = captured;
+    return finish(result, { ...rest, tooLarge });
+  }
+
+  /** Replay a session's definitions and values in this fresh interpreter; output is muted. */
+  async restore(snapshot: SessionSnapshot): Promise<RestoreReport> {
+    this.batcher.begin(0);
+    const imports = Object.values(snapshot.modules).map((module) => `import ${module}`);
+    const source = [...snapshot.cells.map(([, cell]) => cell), ...imports].join("\n");
+    const { load } = this.importPlan(source);
+    if (load.length) await this.loadPackages(load);
+    const { toPy } = this.pyodide;
+    return take<RestoreReport>(
+      this.kiln.restore_state(
+        toPy(snapshot.cells),
+        toPy(snapshot.names),
+        toPy(snapshot.values),
+        toPy(snapshot.modules),
+        snapshot.counter,
+      ),
+    );
+  }
+
+  /** Which lock file packages to load for `code`, and which modules exist nowhere. */
+  private importPlan(code: string): { load: string[]; missing: string[] } {
+    return take(this.kiln.classify_imports(code, this.pyodide.toPy(this.lockImports)));
   }
 
   /** Load lock file packages; a failure (offline, 404, hash mismatch) names the package. */
@@ -206,6 +256,16 @@ export class PythonRuntime {
     if (answer === null && Atomics.load(this.interrupt, 0) !== 0) this.pyodide.checkInterrupt();
     return answer ?? undefined;
   }
+}
+
+function fatalMessage(error: unknown): string {
+  if (error && typeof error === "object" && "status" in error) {
+    return `Python exited with status ${String((error as { status: unknown }).status)} (os._exit)`;
+  }
+  const text = error instanceof Error ? error.message : String(error);
+  if (/call stack/i.test(text)) return "the WebAssembly stack overflowed (runaway recursion)";
+  if (/memory/i.test(text)) return `out of memory (${text})`;
+  return text;
 }
 
 function unavailable(missing: string[]): Omit<RunResult, "durationMs"> {

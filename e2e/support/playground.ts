@@ -25,11 +25,11 @@ async function finishedRuns(page: Page): Promise<number> {
 }
 
 /** Start a run and return at once; the returned function waits for it to end. */
-export async function startRun(page: Page, code: string): Promise<() => Promise<void>> {
+export async function startRun(page: Page, code: string): Promise<(timeout?: number) => Promise<void>> {
   await setCode(page, code);
   const before = await finishedRuns(page);
   await page.getByRole("button", { name: "Run" }).click();
-  return () => expect(output(page)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout: 45_000 });
+  return (timeout = 45_000) => expect(output(page)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout });
 }
 
 /** Run `code` and wait for the run to end. */

@@ -43,6 +43,7 @@ export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): Ou
       ];
     case "progress":
     case "done":
+    case "fatal":
       return [...items];
   }
 }
@@ -81,9 +82,11 @@ export function statusLine(result: RunResult): string | undefined {
     case "error":
       return result.exitCode !== undefined ? `Exited with code ${result.exitCode}.` : undefined;
     case "interrupted":
-      return `Interrupted after ${formatDuration(result.durationMs)}. Variables are kept.${restored}`;
-    case "timeout":
-      return `Timed out after ${formatDuration(result.durationMs)}.${restored || " Variables are kept."}`;
+    case "timeout": {
+      const what = result.status === "timeout" ? "Timed out" : "Interrupted";
+      const how = restored ? " Python did not stop, so it was restarted." : " Variables are kept.";
+      return `${what} after ${formatDuration(result.durationMs)}.${how}${restored}`;
+    }
     case "crashed":
       return `Python crashed: ${result.error?.evalue ?? "the worker stopped"}.${restored}`;
     case "unavailable":

@@ -1,22 +1,15 @@
-import * as Comlink from "comlink";
 import type {
-  PythonWorkerApi,
+  RestoreReport,
   RunResult,
   RuntimeInfo,
+  SessionSnapshot,
+  StateCapture,
   WorkerEvent,
+  WorkerRunOutcome,
 } from "../../workers/python-api";
-import {
-  answerStdin,
-  createInterruptBuffer,
-  createStdinBuffer,
-  requestInterrupt,
-} from "../../workers/shared-buffers";
-import { pyodideIndexUrl, startPythonWorker } from "./python-worker";
+import { takeWorker, warmSpare, type WorkerConfig, type WorkerHandle } from "./python-worker";
 
-export interface SessionConfig {
-  /** Lock file to use instead of Pyodide's own; empty for the default. */
-  lockFileUrl: string;
-  packageBaseUrl: string;
+export interface SessionConfig extends WorkerConfig {
   /** Per-run output cap in bytes. */
   outputLimitBytes: number;
   /** Per-run deadline in milliseconds; 0 disables it. */
@@ -24,6 +17,12 @@ export interface SessionConfig {
   /** Whether `input()` may ask the person. */
   allowInput: boolean;
 }
+
+/**
+ * How long Python gets to stop after SIGINT before its worker is replaced. A pure-Python
+ * loop stops within milliseconds; code stuck in C never does.
+ */
+export const HARD_STOP_GRACE_MS = 300;
 
 /** One owner for the session's state, so the status line and errors cannot drift apart. */
 export type SessionState =
@@ -38,41 +37,38 @@ export interface RunHandlers {
   timeoutMs?: number;
 }
 
-interface Worker_ {
-  worker: Worker;
-  api: Comlink.Remote<PythonWorkerApi>;
-  ready: Promise<RuntimeInfo>;
-  /** Rejects when the worker is terminated or dies: a run in it can never finish. */
-  gone: Promise<never>;
-  end: (reason: Error) => void;
-}
-
 interface ActiveRun {
+  id: number;
   handlers: RunHandlers;
   stopReason?: "stop" | "deadline";
   /** Called on the worker's "done" event: every event of the run has arrived. */
   drained: () => void;
+  hardStop?: ReturnType<typeof setTimeout>;
 }
 
+const emptySnapshot = (): SessionSnapshot => ({ cells: [], names: [], values: {}, modules: {}, counter: 0 });
+
 /**
- * A Python interpreter on the page's side: its worker, its state, one run at a time.
- * State persists between runs; two sessions never share a worker.
+ * A Python interpreter on the page's side, one run at a time. State persists between runs
+ * and never leaks into another session. A runaway run is interrupted; if Python does not
+ * stop, or its worker dies, a warm spare takes over and the state of the last successful
+ * run is restored into it.
  */
 export class PythonSession {
-  private current: Worker_;
-  private readonly interruptBuffer = createInterruptBuffer();
-  private readonly stdinBuffer = createStdinBuffer();
+  private current: WorkerHandle;
   private state: SessionState = { kind: "loading", message: "Starting Python…" };
   private readonly listeners = new Set<(state: SessionState) => void>();
   private queue: Promise<unknown> = Promise.resolve();
   private active: ActiveRun | undefined;
+  private snapshot = emptySnapshot();
+  private runs = 0;
   private disposed = false;
 
   constructor(private config: SessionConfig) {
-    this.current = this.spawn();
+    this.current = this.adopt(takeWorker(config), "Loading Python…");
   }
 
-  get snapshot(): SessionState {
+  get snapshotState(): SessionState {
     return this.state;
   }
 
@@ -98,144 +94,165 @@ export class PythonSession {
     return next;
   }
 
-  /** Stop the running code (KeyboardInterrupt); variables survive. */
+  /**
+   * Stop the running code: KeyboardInterrupt first (variables survive); if Python has not
+   * stopped after {@link HARD_STOP_GRACE_MS}, its worker is replaced and state restored.
+   */
   interrupt(reason: "stop" | "deadline" = "stop"): void {
-    if (!this.active) return;
-    this.active.stopReason ??= reason;
-    requestInterrupt(this.interruptBuffer);
-    answerStdin(this.stdinBuffer, null);
+    const run = this.active;
+    if (!run || run.stopReason) return;
+    run.stopReason = reason;
+    const worker = this.current;
+    worker.interrupt();
+    void worker.api.cancel(run.id).catch(() => undefined);
+    run.hardStop = setTimeout(() => {
+      if (this.active === run && this.current === worker) worker.terminate("Python did not stop, so its worker was replaced.");
+    }, HARD_STOP_GRACE_MS);
   }
 
   /** Give the person's answer to a waiting `input()`; null cancels it. */
   answerInput(text: string | null): void {
-    answerStdin(this.stdinBuffer, text);
+    this.current.answerInput(text);
   }
 
-  /** A fresh interpreter: every variable is gone. */
+  /** A fresh interpreter (a warm spare when there is one): every variable is gone. */
   async restart(): Promise<RuntimeInfo> {
-    if (this.active) this.interrupt();
-    this.terminate();
-    this.current = this.spawn();
+    this.interrupt();
+    this.snapshot = emptySnapshot();
+    this.swap("Restarting Python…");
     return this.current.ready;
   }
 
   dispose(): void {
     this.disposed = true;
-    this.terminate();
+    this.current.terminate();
     this.listeners.clear();
   }
 
   private setState(state: SessionState): void {
+    if (this.disposed) return;
     this.state = state;
     for (const listener of this.listeners) listener(state);
   }
 
-  private spawn(): Worker_ {
-    const worker = startPythonWorker();
-    const api = Comlink.wrap<PythonWorkerApi>(worker);
-    const channel = new MessageChannel();
-    channel.port1.onmessage = (message: MessageEvent<WorkerEvent>) => this.onWorkerEvent(message.data);
-    this.setState({ kind: "loading", message: "Loading Python…" });
-    let end: (reason: Error) => void = () => undefined;
-    const gone = new Promise<never>((_, reject) => {
-      end = reject;
-      worker.addEventListener("error", (event) => {
-        event.preventDefault();
-        reject(new Error(event.message || "The Python worker stopped unexpectedly."));
-      });
-    });
-    gone.catch(() => undefined);
-    const ready = Promise.race([
-      api.init(
-        Comlink.transfer(
-          {
-            indexURL: pyodideIndexUrl(),
-            lockFileURL: this.config.lockFileUrl,
-            packageBaseUrl: this.config.packageBaseUrl,
-            interruptBuffer: this.interruptBuffer,
-            stdinBuffer: this.stdinBuffer,
-            events: channel.port2,
-          },
-          [channel.port2],
-        ),
-      ),
-      gone,
-    ]);
-    const entry: Worker_ = { worker, api, ready, gone, end };
-    ready.then(
+  /** Make `worker` this session's: route its events, follow its start-up and its death. */
+  private adopt(worker: WorkerHandle, message: string): WorkerHandle {
+    worker.onEvent = (event) => this.onWorkerEvent(worker, event);
+    this.setState({ kind: "loading", message });
+    worker.ready.then(
       (info) => {
-        if (this.current === entry && !this.disposed) this.setState({ kind: "ready", info });
+        if (this.current !== worker) return;
+        if (!this.active) this.setState({ kind: "ready", info });
+        warmSpare(this.config);
       },
       (error: unknown) => {
-        if (this.current === entry && !this.disposed) {
-          this.setState({ kind: "error", message: `Python could not start: ${describe(error)}` });
-        }
+        if (this.current === worker) this.setState({ kind: "error", message: `Python could not start: ${describe(error)}` });
       },
     );
-    return entry;
+    // A worker that dies while idle is replaced quietly, its state restored.
+    worker.gone.catch(() => {
+      if (this.current === worker && !this.active && !this.disposed) void this.recover();
+    });
+    return worker;
   }
 
-  private terminate(): void {
-    this.current.end(new Error("Python was restarted."));
-    this.current.api[Comlink.releaseProxy]();
-    this.current.worker.terminate();
+  private swap(message: string): WorkerHandle {
+    this.current.terminate();
+    this.current = this.adopt(takeWorker(this.config), message);
+    return this.current;
   }
 
-  private onWorkerEvent(event: WorkerEvent): void {
+  /** Replace the worker and bring back the state of the last successful run. */
+  private async recover(): Promise<RestoreReport> {
+    const worker = this.swap("Python stopped; restoring your variables…");
+    try {
+      await worker.ready;
+      const report = await worker.api.restore(this.snapshot);
+      if (this.current === worker && !this.active) this.setState({ kind: "ready", info: await worker.ready });
+      return report;
+    } catch {
+      return { kept: [], lost: [...this.snapshot.names] };
+    }
+  }
+
+  private onWorkerEvent(worker: WorkerHandle, event: WorkerEvent): void {
+    if (worker !== this.current) return;
     if (event.type === "progress" && this.state.kind === "running") {
       // Package loading is shown in the status line as well as to the run.
       this.setState({ ...this.state, message: event.message });
     }
-    if (event.type === "done") this.active?.drained();
+    if (event.type === "fatal") worker.terminate(event.message);
+    else if (event.type === "done") this.active?.drained();
     else this.active?.handlers.onEvent?.(event);
+  }
+
+  private remember(capture: StateCapture): void {
+    const { names, values, modules, cell, counter } = capture;
+    const cells = cell ? [...this.snapshot.cells, cell] : this.snapshot.cells;
+    this.snapshot = { cells, names, values, modules, counter };
   }
 
   private async execute(code: string, handlers: RunHandlers): Promise<RunResult> {
     const started = performance.now();
-    const entry = this.current;
+    const worker = this.current;
     let info: RuntimeInfo;
     try {
-      info = await entry.ready;
+      info = await worker.ready;
     } catch (error) {
       return {
         status: "crashed",
-        error: { ename: "RuntimeError", evalue: describe(error), traceback: "" },
+        error: { ename: "RuntimeError", evalue: `Python could not start: ${describe(error)}`, traceback: "" },
         durationMs: performance.now() - started,
       };
     }
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
-    const run: ActiveRun = { handlers, drained };
+    const run: ActiveRun = { id: ++this.runs, handlers, drained };
     this.active = run;
     this.setState({ kind: "running", info });
     const timeoutMs = handlers.timeoutMs ?? this.config.timeoutMs;
     const deadline = timeoutMs > 0 ? setTimeout(() => this.interrupt("deadline"), timeoutMs) : undefined;
+    const stopped = () => (run.stopReason === "deadline" ? "timeout" : "interrupted");
     try {
-      const result = await Promise.race([
+      const outcome: WorkerRunOutcome = await Promise.race([
         Promise.all([
-          entry.api.run(code, {
+          worker.api.run(code, {
+            runId: run.id,
             allowInput: this.config.allowInput,
             outputLimitBytes: this.config.outputLimitBytes,
           }),
           allEvents,
-        ]).then(([result]) => result),
-        entry.gone,
-      ]).catch(
-        (error: unknown): RunResult => ({
-          status: run.stopReason ? "interrupted" : "crashed",
-          error: { ename: "RuntimeError", evalue: describe(error), traceback: "" },
-          durationMs: performance.now() - started,
-        }),
-      );
-      if (result.status === "interrupted" && run.stopReason === "deadline") {
-        return { ...result, status: "timeout" };
-      }
-      return result;
+        ]).then(([outcome]) => outcome),
+        worker.gone,
+      ]);
+      const { result, capture } = outcome;
+      if (capture) this.remember(capture);
+      return result.status === "interrupted" ? { ...result, status: stopped() } : result;
+    } catch (error) {
+      // The worker was replaced (hard stop) or died (out of memory, fatal error, exit).
+      const status = run.stopReason ? stopped() : "crashed";
+      const evalue = status === "crashed" ? describe(error) : "Python did not stop in time, so its worker was replaced";
+      worker.terminate();
+      const result: RunResult = {
+        status,
+        error: { ename: status === "crashed" ? "WorkerCrash" : "KeyboardInterrupt", evalue, traceback: "" },
+        durationMs: performance.now() - started,
+      };
+      // After a Restart the new worker is already in place, with nothing to restore.
+      return this.current === worker ? { ...result, restored: await this.recover() } : result;
     } finally {
       clearTimeout(deadline);
+      clearTimeout(run.hardStop);
       this.active = undefined;
-      if (this.current === entry && !this.disposed) this.setState({ kind: "ready", info });
+      if (this.current.alive) {
+        this.current.ready.then(
+          (ready) => {
+            if (!this.active && this.current.alive) this.setState({ kind: "ready", info: ready });
+          },
+          () => undefined,
+        );
+      }
     }
   }
 }

@@ -34,7 +34,7 @@ export function usePythonSession(
   }, [session, config]);
   const state = useSyncExternalStore(
     (listener) => session?.subscribe(listener) ?? (() => undefined),
-    () => session?.snapshot ?? NOT_STARTED,
+    () => session?.snapshotState ?? NOT_STARTED,
   );
   return { session, state };
 }

@@ -160,3 +160,55 @@ describe("classify_imports", () => {
     expect(classify("import (")).toEqual({ load: [], missing: [] });
   });
 });
+
+describe("state capture and restore", () => {
+  it("carries values, definitions and modules to a fresh namespace, and names what is lost", async () => {
+    await run(`
+import json as j
+from math import sqrt
+class Point:
+    def __init__(self, x, y): self.x, self.y = x, y
+    def norm(self): return sqrt(self.x ** 2 + self.y ** 2)
+def double(v): return 2 * v
+numbers = [1, 2, 3]; label = "tri"; table = {"a": (1, 2)}; seen = {1, 2}
+p = Point(3, 4)
+gen = (i for i in range(3))
+square = lambda v: v * v`);
+    const capturedProxy = runner.capture_state("", "<cell-x>") as PyProxy;
+    const captured = capturedProxy.toJs({ dict_converter: Object.fromEntries }) as {
+      names: string[];
+      values: Record<string, Uint8Array>;
+      modules: Record<string, string>;
+    };
+    capturedProxy.destroy();
+    expect(captured.modules).toMatchObject({ j: "json" });
+    expect(Object.keys(captured.values)).not.toContain("gen");
+    expect(captured.values.numbers).toBeInstanceOf(Uint8Array);
+
+    // The new worker's namespace is empty: stand in for it by deleting every captured name.
+    const source = `import json as j
+from math import sqrt
+class Point:
+    def __init__(self, x, y): self.x, self.y = x, y
+    def norm(self): return sqrt(self.x ** 2 + self.y ** 2)
+def double(v): return 2 * v
+numbers = "not replayed"`;
+    await run(`for _name in [n for n in list(globals()) if n in ${JSON.stringify(captured.names)}]:\n    del globals()[_name]`);
+    const reportProxy = runner.restore_state(
+      py.toPy([["<cell-restored>", source]]),
+      py.toPy(captured.names),
+      py.toPy(captured.values),
+      py.toPy(captured.modules),
+      7,
+    ) as PyProxy;
+    const report = reportProxy.toJs({ dict_converter: Object.fromEntries });
+    reportProxy.destroy();
+    // (Names from earlier tests whose classes were not replayed are lost as well.)
+    const carried = ["Point", "double", "j", "numbers", "label", "p", "sqrt", "table", "seen"];
+    expect(report.lost).toEqual(expect.arrayContaining(["gen", "square"]));
+    expect(report.kept).toEqual(expect.arrayContaining(carried));
+    for (const name of carried) expect(report.lost).not.toContain(name);
+    const check = await run("(numbers, label, table, seen, p.norm(), double(4), j.dumps(1), type(p) is Point)");
+    expect(check.value?.["text/plain"]).toBe("([1, 2, 3], 'tri', {'a': (1, 2)}, {1, 2}, 5.0, 8, '1', True)");
+  });
+});

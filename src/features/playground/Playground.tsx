@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { CodeEditor } from "../../components/CodeEditor";
 import { OutputView } from "../../components/OutputView";
 import { applyEvent, applyResult, answerInput, type OutputItem } from "../../runtime/output-model";
@@ -24,10 +24,6 @@ export function Playground() {
   const [running, setRunning] = useState(false);
   const [startedAt, setStartedAt] = useState(0);
   const [finishedRuns, setFinishedRuns] = useState(0);
-  const latest = useRef({ code: "", outputs: [] as OutputItem[] });
-  useEffect(() => {
-    latest.current = { code: code ?? "", outputs };
-  });
 
   useEffect(() => {
     loadPlayground()
@@ -38,16 +34,16 @@ export function Playground() {
       .catch(() => setCode(WELCOME));
   }, []);
 
-  // Save the code shortly after each change.
+  // Save shortly after each edit (a run saves its outcome as soon as it ends).
   useEffect(() => {
-    if (code === null) return;
-    const timer = setTimeout(() => void persist(latest.current.code, latest.current.outputs), 300);
+    if (code === null || running) return;
+    const timer = setTimeout(() => void persist(code, outputs), 250);
     return () => clearTimeout(timer);
-  }, [code]);
+  }, [code, outputs, running]);
 
   const run = useCallback(async () => {
-    if (!session || running) return;
-    const source = latest.current.code;
+    if (!session || running || code === null) return;
+    const source = code;
     setRunning(true);
     setStartedAt(performance.now());
     let items: OutputItem[] = [];
@@ -63,7 +59,7 @@ export function Playground() {
     setRunning(false);
     setFinishedRuns((count) => count + 1);
     void persist(source, items);
-  }, [session, running]);
+  }, [session, running, code]);
 
   const onAnswer = useCallback(
     (text: string) => {

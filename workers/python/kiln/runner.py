@@ -1,19 +1,27 @@
 """Run a cell like IPython: top-level await, last value shown, tidy tracebacks."""
 
 import ast
+import asyncio
 import builtins
+import inspect
 import linecache
 import sys
 import traceback
+
+import __main__
 
 from . import hooks as _hooks
 from . import io_hooks
 from .display import display, format_bundle
 from .figures import show_open_figures
+from . import state
 
 _CELL_PREFIX = "<cell-"
-_namespace = {"__name__": "__main__", "__builtins__": builtins}
+# The user's variables live in __main__ itself, so that pickle finds the functions and
+# classes they define (needed to carry state to a new worker).
+_namespace = __main__.__dict__
 _counter = 0
+_task = None
 
 
 def setup(emit=None, sleep=None, read_input=None):
@@ -21,11 +29,36 @@ def setup(emit=None, sleep=None, read_input=None):
     _hooks.install(emit=emit, sleep=sleep, read_input=read_input)
     io_hooks.install()
     builtins.display = display
+    _namespace["__name__"] = "__main__"
     _namespace["display"] = display
+    state.set_baseline(_namespace)
 
 
 def namespace():
     return _namespace
+
+
+def cancel():
+    """Stop a run that is waiting in ``await`` (SIGINT is only seen while Python runs)."""
+    if _task is not None and not _task.done():
+        _task.cancel()
+        return True
+    return False
+
+
+def capture_state(code, filename):
+    """The session's state after a successful run, for a replacement worker."""
+    captured = state.capture(_namespace)
+    if state.has_definitions(code, filename):
+        captured["cell"] = [filename, code]
+    captured["counter"] = _counter
+    return captured
+
+
+def restore_state(cells, names, values, modules, counter):
+    global _counter
+    _counter = max(_counter, int(counter))
+    return state.restore(_namespace, [tuple(cell) for cell in cells], list(names), dict(values), dict(modules))
 
 
 def _user_frames(tb):
@@ -52,13 +85,13 @@ def _register_source(filename, code):
 
 async def run_cell(code):
     """Run ``code`` in the session namespace. Returns a plain dict (see python-api.ts)."""
-    global _counter
+    global _counter, _task
     from pyodide.code import CodeRunner
 
     _counter += 1
     filename = f"{_CELL_PREFIX}{_counter}>"
     _register_source(filename, code)
-    result = {"status": "ok"}
+    result = {"status": "ok", "filename": filename}
     try:
         runner = CodeRunner(
             code,
@@ -67,7 +100,15 @@ async def run_cell(code):
             filename=filename,
             flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
         ).compile()
-        value = await runner.run_async(_namespace)
+        if runner.code.co_flags & inspect.CO_COROUTINE:
+            # Top-level await: run as a task, so Stop can cancel it while it waits.
+            _task = asyncio.ensure_future(runner.run_async(_namespace))
+            try:
+                value = await _task
+            finally:
+                _task = None
+        else:
+            value = await runner.run_async(_namespace)
         _hooks.flush_std_streams()
         if value is not None:
             _namespace["_"] = value
@@ -89,9 +130,9 @@ async def run_cell(code):
                 "evalue": str(exit_code),
                 "traceback": f"SystemExit: {exit_code}",
             }
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         result["status"] = "interrupted"
-        result["error"] = format_error(exc)
+        result["error"] = format_error(KeyboardInterrupt()) if isinstance(exc, asyncio.CancelledError) else format_error(exc)
     except BaseException as exc:  # noqa: BLE001 - every failure is the user's result
         result["status"] = "error"
         result["error"] = format_error(exc)
