@@ -11,8 +11,17 @@ export default defineConfig({
   preview: { headers: isolationHeaders, cors: { origin: "*" } },
   build: {
     target: "es2022",
-    rollupOptions: {
+    rolldownOptions: {
       input: { main: "index.html", harness: "harness.html" },
+      output: {
+        // The editor and React in chunks of their own: smaller, and cached across releases.
+        codeSplitting: {
+          groups: [
+            { name: "codemirror", test: /node_modules[\\/](@codemirror|@lezer|codemirror|crelt|style-mod|w3c-keyname)/ },
+            { name: "react", test: /node_modules[\\/](react|react-dom|scheduler)[\\/]/ },
+          ],
+        },
+      },
     },
   },
   test: {

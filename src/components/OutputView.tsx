@@ -14,9 +14,10 @@ export function OutputView({ items, onAnswer }: Props) {
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     if (item.kind === "stream") {
-      // Consecutive stream pieces share one <pre> so a line split across pieces stays one line.
-      const spans: ReactNode[] = [];
-      const first = i;
+      // Consecutive stream pieces form blocks that end at a line break: text on one line
+      // stays on one line, and appending lays out only the last block.
+      let spans: ReactNode[] = [];
+      let first = i;
       while (i < items.length && items[i].kind === "stream") {
         const piece = items[i] as Extract<OutputItem, { kind: "stream" }>;
         spans.push(
@@ -24,14 +25,19 @@ export function OutputView({ items, onAnswer }: Props) {
             {piece.text}
           </span>,
         );
+        const next = items[i + 1];
+        if (piece.text.endsWith("\n") || next?.kind !== "stream") {
+          blocks.push(
+            <pre key={first} className="stream-output">
+              {spans}
+            </pre>,
+          );
+          spans = [];
+          first = i + 1;
+        }
         i++;
       }
       i--;
-      blocks.push(
-        <pre key={first} className="stream-output">
-          {spans}
-        </pre>,
-      );
       continue;
     }
     blocks.push(<OutputBlock key={i} item={item} onAnswer={onAnswer} />);

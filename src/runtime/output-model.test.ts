@@ -12,11 +12,16 @@ describe("applyEvent", () => {
     ]);
   });
 
-  it("starts a new piece once a stream piece is large", () => {
-    const big = "x".repeat(STREAM_PIECE_CHARS);
-    let items = applyEvent([], { type: "stream", name: "stdout", text: big });
-    items = applyEvent(items, { type: "stream", name: "stdout", text: "y" });
+  it("starts a new piece at a line break once a piece is large", () => {
+    const line = "x".repeat(99) + "\n";
+    let items = applyEvent([], { type: "stream", name: "stdout", text: line.repeat(STREAM_PIECE_CHARS / 100 + 1) });
+    items = applyEvent(items, { type: "stream", name: "stdout", text: "partial" });
     expect(items).toHaveLength(2);
+    expect(items[0]).toMatchObject({ text: line.repeat(STREAM_PIECE_CHARS / 100 + 1) });
+    expect(items[1]).toMatchObject({ text: "partial" });
+    // A line that never breaks stays in one piece.
+    const long = applyEvent([], { type: "stream", name: "stdout", text: "y".repeat(STREAM_PIECE_CHARS * 2) });
+    expect(applyEvent(long, { type: "stream", name: "stdout", text: "z" })).toHaveLength(1);
   });
 
   it("turns truncation into a visible notice", () => {

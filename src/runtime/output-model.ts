@@ -15,18 +15,28 @@ export type OutputItem =
   | { kind: "input"; prompt: string; answer?: string }
   | { kind: "notice"; tone: "info" | "warning"; text: string };
 
-/** Stream text is kept in pieces of about this size, so appending stays cheap. */
-export const STREAM_PIECE_CHARS = 16 * 1024;
+/**
+ * Stream text is kept in pieces of about this size, each ending at a line break, so the
+ * page can show each piece as its own block: appending then lays out only the last one.
+ */
+export const STREAM_PIECE_CHARS = 8 * 1024;
 
 /** Add one worker event to a run's output (returns a new array). */
 export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): OutputItem[] {
   switch (event.type) {
     case "stream": {
       const last = items[items.length - 1];
-      if (last?.kind === "stream" && last.name === event.name && last.text.length < STREAM_PIECE_CHARS) {
-        return [...items.slice(0, -1), { ...last, text: last.text + event.text }];
+      if (last?.kind !== "stream" || last.name !== event.name) {
+        return [...items, { kind: "stream", name: event.name, text: event.text }];
       }
-      return [...items, { kind: "stream", name: event.name, text: event.text }];
+      const text = last.text + event.text;
+      const cut = text.length > STREAM_PIECE_CHARS ? text.lastIndexOf("\n") + 1 : 0;
+      if (cut <= 0 || cut === text.length) return [...items.slice(0, -1), { ...last, text }];
+      return [
+        ...items.slice(0, -1),
+        { ...last, text: text.slice(0, cut) },
+        { kind: "stream", name: event.name, text: text.slice(cut) },
+      ];
     }
     case "display":
       return [...items, { kind: "display", data: event.data }];

@@ -22,7 +22,7 @@ export interface SessionConfig extends WorkerConfig {
  * How long Python gets to stop after SIGINT before its worker is replaced. A pure-Python
  * loop stops within milliseconds; code stuck in C never does.
  */
-export const HARD_STOP_GRACE_MS = 300;
+export const HARD_STOP_GRACE_MS = 120;
 
 /** One owner for the session's state, so the status line and errors cannot drift apart. */
 export type SessionState =
