@@ -6,7 +6,8 @@ const PORT = 4173;
 export default defineConfig({
   testDir: "e2e",
   testMatch: "**/*.spec.ts",
-  timeout: 60_000,
+  // Generous: on a 2-core machine, two test workers each start several Pythons at once.
+  timeout: 150_000,
   expect: { timeout: 20_000 },
   fullyParallel: true,
   workers: 2,

@@ -14,18 +14,19 @@ export default defineConfig({
     rolldownOptions: {
       input: { main: "index.html", harness: "harness.html" },
       output: {
-        // The editor and React in chunks of their own: smaller, and cached across releases.
+        // The editor, React and the SDK in chunks of their own: smaller, and cached across releases.
         codeSplitting: {
           groups: [
             { name: "codemirror", test: /node_modules[\\/](@codemirror|@lezer|codemirror|crelt|style-mod|w3c-keyname)/ },
             { name: "react", test: /node_modules[\\/](react|react-dom|scheduler)[\\/]/ },
+            { name: "anthropic", test: /node_modules[\\/]@anthropic-ai[\\/]/ },
           ],
         },
       },
     },
   },
   test: {
-    include: ["src/**/*.test.{ts,tsx}", "workers/**/*.test.ts", "vite/**/*.test.ts"],
+    include: ["src/**/*.test.{ts,tsx}", "workers/**/*.test.ts", "vite/**/*.test.ts", "e2e/fake-anthropic/**/*.test.ts"],
     environment: "node",
     testTimeout: 30_000,
   },

@@ -22,11 +22,12 @@ test("variables persist between runs", async ({ playground: page }) => {
 test("stdout and stderr stream while the code runs, in order, partial lines too", async ({ playground: page }) => {
   const finished = await startRun(
     page,
-    'import sys, time\nprint("working", end="")\nprint("warn", file=sys.stderr)\ntime.sleep(2)\nprint(" done")',
+    'import sys, time\nprint("working", end="")\nprint("warn", file=sys.stderr)\ntime.sleep(4)\nprint(" done")',
   );
   const out = output(page);
-  // Seen while Python sleeps: the partial line and stderr, in the order they were written.
-  await expect(out).toHaveText("workingwarn\n", { timeout: 1500 });
+  // Seen while Python still sleeps (the run is not over): the partial line, then stderr.
+  await expect(out).toHaveText("workingwarn\n", { timeout: 3500 });
+  await expect(out).toHaveAttribute("aria-busy", "true");
   await finished();
   await expect(out).toHaveText("workingwarn\n done");
   await expect(out.locator(".stderr")).toHaveText("warn\n");
@@ -158,7 +159,7 @@ test("Restart gives a fresh interpreter", async ({ page }) => {
   await openPlayground(page);
   await run(page, "old = 1");
   await page.getByRole("button", { name: "Restart" }).click();
-  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 45_000 });
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
   await run(page, "'old' in globals()");
   await expect(output(page)).toHaveText("False");
 });

@@ -14,7 +14,7 @@ test("Python cannot read the app's IndexedDB, localStorage or cookies", async ({
   // The app keeps a value in its IndexedDB: a setting saved through the Settings dialog.
   const secret = "https://secret-mirror.example/kiln-7f3a/";
   await page.getByRole("button", { name: "Settings" }).click();
-  await page.getByLabel("Package base URL").fill(secret);
+  await page.getByLabel("Package download URL").fill(secret);
   await page.getByRole("button", { name: "Save" }).click();
   const stored = await page.evaluate(
     () =>

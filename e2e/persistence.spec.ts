@@ -10,6 +10,6 @@ test("the Playground's code and output survive a reload", async ({ page }) => {
   await expect(editor(page)).toContainText('print("kept across reloads")');
   await expect(output(page)).toHaveText("kept across reloads\n42");
   await expect(page.getByRole("status")).toContainText(/Python ready · Python 3\.\d+\.\d+ · Pyodide 314\.0\.\d+/, {
-    timeout: 45_000,
+    timeout: 90_000,
   });
 });

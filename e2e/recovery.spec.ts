@@ -14,7 +14,7 @@ async function runAndStop(page: Page, code: string, waitMs = 300): Promise<void>
 /** A fresh interpreter (from the warm spare), so restored-name lists hold only this test's. */
 async function restart(page: Page): Promise<void> {
   await page.getByRole("button", { name: "Restart" }).click();
-  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 45_000 });
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
 }
 
 async function expectValue(page: Page, expression: string, expected: string): Promise<void> {

@@ -1,12 +1,13 @@
 import { useEffect, useState } from "react";
+import { ChatPage } from "./features/chat/ChatPage";
 import { Playground } from "./features/playground/Playground";
 import { SettingsDialog } from "./features/settings/SettingsDialog";
 import { SettingsProvider } from "./features/settings/settings-context";
 
-type Route = "playground";
+type Route = "chat" | "playground";
 
 function routeFromHash(): Route {
-  return "playground";
+  return location.hash.startsWith("#/playground") ? "playground" : "chat";
 }
 
 export function App() {
@@ -22,6 +23,9 @@ export function App() {
       <header className="app-header">
         <span className="logo">Kiln</span>
         <nav aria-label="Main">
+          <a href="#/chat" aria-current={route === "chat" ? "page" : undefined}>
+            Chat
+          </a>
           <a href="#/playground" aria-current={route === "playground" ? "page" : undefined}>
             Playground
           </a>
@@ -30,7 +34,7 @@ export function App() {
           Settings
         </button>
       </header>
-      {route === "playground" && <Playground />}
+      {route === "chat" ? <ChatPage onOpenSettings={() => setSettingsOpen(true)} /> : <Playground />}
       <SettingsDialog open={settingsOpen} onClose={() => setSettingsOpen(false)} />
     </SettingsProvider>
   );

@@ -131,8 +131,11 @@ export class PythonRuntime {
     }
   }
 
+  /** Cancel the run's awaiting task; SIGINT is then acknowledged (no bytecode will see it). */
   cancel(runId: number): boolean {
-    return runId === this.runId && (this.kiln.cancel() as boolean);
+    if (runId !== this.runId || !(this.kiln.cancel() as boolean)) return false;
+    Atomics.store(this.interrupt, 0, 0);
+    return true;
   }
 
   private async runCell(code: string, options: RunOptions): Promise<WorkerRunOutcome> {
@@ -206,12 +209,12 @@ export class PythonRuntime {
     });
     const failed = names.filter((name) => !(name in this.pyodide.loadedPackages));
     if (!failed.length) return undefined;
-    const base = this.pyodide.lockfileBaseUrl ?? "the package base URL";
+    const base = this.pyodide.lockfileBaseUrl ?? "the package download URL";
     const detail = problems.length ? `\n\n${problems.join("\n")}` : "";
     const list = failed.map((name) => `'${name}'`).join(", ");
     const evalue =
       `Could not load the package ${list} from ${base}: the network may be offline, ` +
-      `the file missing, or its checksum wrong. Check the package base URL in Settings.`;
+      `the file missing, or its checksum wrong. Check the package download URL in Settings.`;
     return { ename: "PackageLoadError", evalue, traceback: `PackageLoadError: ${evalue}${detail}` };
   }
 

@@ -7,11 +7,11 @@ export async function useTestPackages(page: Page, packageBase = PACKAGE_BASE): P
   await page.getByRole("button", { name: "Settings" }).click();
   const dialog = page.getByRole("dialog", { name: "Settings" });
   await dialog.getByLabel("Lock file URL").fill(TEST_LOCK_FILE);
-  await dialog.getByLabel("Package base URL").fill(packageBase);
+  await dialog.getByLabel("Package download URL").fill(packageBase);
   await dialog.getByRole("button", { name: "Save" }).click();
   await expect(dialog).toBeHidden();
   await page.getByRole("button", { name: "Restart" }).click();
-  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 45_000 });
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
 }
 
 async function sharedPlayground(

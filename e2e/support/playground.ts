@@ -3,7 +3,7 @@ import { expect, type Page } from "@playwright/test";
 /** Open the Playground and wait until Python is ready. */
 export async function openPlayground(page: Page): Promise<void> {
   await page.goto("/#/playground");
-  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 45_000 });
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
 }
 
 export function editor(page: Page) {
@@ -29,7 +29,7 @@ export async function startRun(page: Page, code: string): Promise<(timeout?: num
   await setCode(page, code);
   const before = await finishedRuns(page);
   await page.getByRole("button", { name: "Run" }).click();
-  return (timeout = 45_000) => expect(output(page)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout });
+  return (timeout = 90_000) => expect(output(page)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout });
 }
 
 /** Run `code` and wait for the run to end. */

@@ -16,3 +16,11 @@ describe("renderMarkdown", () => {
     expect(html).not.toMatch(/<script|onerror|javascript:/i);
   });
 });
+
+describe("code blocks", () => {
+  it("highlights Python", () => {
+    const html = renderMarkdown("```python\ndef f():\n    return 1\n```");
+    expect(html).toContain('class="hljs language-python"');
+    expect(html).toMatch(/<span class="hljs-keyword">def<\/span>/);
+  });
+});

@@ -19,10 +19,13 @@ export interface SessionConfig extends WorkerConfig {
 }
 
 /**
- * How long Python gets to stop after SIGINT before its worker is replaced. A pure-Python
- * loop stops within milliseconds; code stuck in C never does.
+ * How long Python gets to notice SIGINT before its worker is replaced. A pure-Python loop
+ * notices within milliseconds (Pyodide clears the signal when it does); code stuck in C
+ * never does.
  */
 export const HARD_STOP_GRACE_MS = 120;
+/** Once Python has noticed SIGINT, how long it gets to finish unwinding (or stop ignoring it). */
+export const UNWIND_GRACE_MS = 3000;
 
 /** One owner for the session's state, so the status line and errors cannot drift apart. */
 export type SessionState =
@@ -105,9 +108,30 @@ export class PythonSession {
     const worker = this.current;
     worker.interrupt();
     void worker.api.cancel(run.id).catch(() => undefined);
-    run.hardStop = setTimeout(() => {
+    const hardStop = () => {
       if (this.active === run && this.current === worker) worker.terminate("Python did not stop, so its worker was replaced.");
+    };
+    run.hardStop = setTimeout(() => {
+      // Seen but not finished yet (a slow unwind, a busy machine): give it longer.
+      if (!worker.interruptPending) run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
+      else hardStop();
     }, HARD_STOP_GRACE_MS);
+  }
+
+  /** The state a replacement worker (or a reload) would bring back. */
+  get savedState(): SessionSnapshot {
+    return this.snapshot;
+  }
+
+  /** Bring back state saved earlier (after a reload). Returns which names came back. */
+  restoreState(snapshot: SessionSnapshot): Promise<RestoreReport> {
+    const next = this.queue.then(async () => {
+      await this.current.ready;
+      this.snapshot = snapshot;
+      return this.current.api.restore(snapshot);
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
   /** Give the person's answer to a waiting `input()`; null cancels it. */

@@ -1,5 +1,7 @@
 import { openDB, type DBSchema, type IDBPDatabase } from "idb";
 import type { OutputItem } from "../runtime/output-model";
+import type { ChatMessage, Conversation } from "../chat/types";
+import type { SessionSnapshot } from "../../workers/python-api";
 
 export const DB_NAME = "kiln";
 
@@ -13,6 +15,10 @@ export interface PlaygroundRecord {
 export interface AppDbSchema extends DBSchema {
   settings: { key: string; value: unknown };
   playground: { key: string; value: PlaygroundRecord };
+  conversations: { key: string; value: Conversation; indexes: { updatedAt: number } };
+  messages: { key: string; value: ChatMessage; indexes: { conversationId: string } };
+  /** Each conversation's interpreter state, to bring it back after a reload. */
+  interpreterState: { key: string; value: SessionSnapshot };
 }
 
 export type AppDb = IDBPDatabase<AppDbSchema>;
@@ -21,11 +27,16 @@ let opening: Promise<AppDb> | undefined;
 
 /** The one place that opens the database; upgrades climb a ladder of versions. */
 export function openAppDb(): Promise<AppDb> {
-  opening ??= openDB<AppDbSchema>(DB_NAME, 1, {
+  opening ??= openDB<AppDbSchema>(DB_NAME, 2, {
     upgrade(db, oldVersion) {
       if (oldVersion < 1) {
         db.createObjectStore("settings");
         db.createObjectStore("playground");
+      }
+      if (oldVersion < 2) {
+        db.createObjectStore("conversations", { keyPath: "id" }).createIndex("updatedAt", "updatedAt");
+        db.createObjectStore("messages", { keyPath: "id" }).createIndex("conversationId", "conversationId");
+        db.createObjectStore("interpreterState");
       }
     },
   });

@@ -1,9 +1,21 @@
 import { openAppDb } from "./db";
 
 export const PYODIDE_VERSION = "314.0.7";
+/** The Python that Pyodide runs (known before it has loaded, for Claude's tool description). */
+export const PYTHON_VERSION = "3.14";
 
 /** Everything a person can set. Each field is documented in the README. */
 export interface Settings {
+  /** Anthropic API key; never sent to the Python worker. */
+  apiKey: string;
+  /** Keep the key in IndexedDB; false keeps it in this tab's memory only. */
+  rememberKey: boolean;
+  model: string;
+  /** The Messages API's base URL (a proxy, or a test server). */
+  baseUrl: string;
+  maxTokens: number;
+  /** Where code runs: `auto` (browser, else Anthropic's sandbox), `browser`, `provider`. */
+  backend: "auto" | "browser" | "provider";
   /** Where packages from the lock file are downloaded (default: the official CDN). */
   packageBaseUrl: string;
   /** A lock file to use instead of Pyodide's own (for a self-hosted mirror); empty: built in. */
@@ -15,6 +27,12 @@ export interface Settings {
 }
 
 export const DEFAULT_SETTINGS: Settings = {
+  apiKey: "",
+  rememberKey: true,
+  model: "claude-sonnet-5-5",
+  baseUrl: "https://api.anthropic.com",
+  maxTokens: 8192,
+  backend: "auto",
   packageBaseUrl: `https://cdn.jsdelivr.net/pyodide/v${PYODIDE_VERSION}/full/`,
   lockFileUrl: "",
   runTimeoutSeconds: 120,
@@ -35,12 +53,17 @@ export function mergeSettings(stored: unknown): Settings {
   return result;
 }
 
+/** A key the person chose not to remember lives here, for this tab only. */
+let keyInMemory = "";
+
 export async function loadSettings(): Promise<Settings> {
   const db = await openAppDb();
-  return mergeSettings(await db.get("settings", KEY));
+  const settings = mergeSettings(await db.get("settings", KEY));
+  return settings.rememberKey ? settings : { ...settings, apiKey: keyInMemory };
 }
 
 export async function saveSettings(settings: Settings): Promise<void> {
   const db = await openAppDb();
-  await db.put("settings", settings, KEY);
+  keyInMemory = settings.rememberKey ? "" : settings.apiKey;
+  await db.put("settings", settings.rememberKey ? settings : { ...settings, apiKey: "" }, KEY);
 }

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
+import { listModels } from "../../providers/anthropic/client";
 import { DEFAULT_SETTINGS, type Settings } from "../../storage/settings";
 import { useSettings } from "./settings-context";
 
@@ -8,6 +9,7 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
   const dialog = useRef<HTMLDialogElement>(null);
   const [draft, setDraft] = useState<Settings>(settings);
   const [error, setError] = useState("");
+  const [models, setModels] = useState<string[]>([]);
 
   useEffect(() => {
     const element = dialog.current;
@@ -21,6 +23,17 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     }
   }, [open, settings]);
 
+  // Once a key works, offer the models it can use.
+  useEffect(() => {
+    if (!open || !draft.apiKey) return;
+    const timer = setTimeout(() => {
+      listModels({ apiKey: draft.apiKey, baseUrl: draft.baseUrl, model: draft.model, maxTokens: draft.maxTokens })
+        .then(setModels)
+        .catch(() => setModels([]));
+    }, 400);
+    return () => clearTimeout(timer);
+  }, [open, draft.apiKey, draft.baseUrl, draft.model, draft.maxTokens]);
+
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
     try {
@@ -31,11 +44,11 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     }
   };
 
-  const text = (key: "packageBaseUrl" | "lockFileUrl") => ({
+  const text = (key: "apiKey" | "model" | "baseUrl" | "packageBaseUrl" | "lockFileUrl") => ({
     value: draft[key],
     onChange: (event: { target: { value: string } }) => setDraft({ ...draft, [key]: event.target.value }),
   });
-  const number = (key: "runTimeoutSeconds" | "outputLimitKiB") => ({
+  const number = (key: "runTimeoutSeconds" | "outputLimitKiB" | "maxTokens") => ({
     type: "number",
     min: 0,
     value: draft[key],
@@ -47,23 +60,69 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     <dialog ref={dialog} className="settings-dialog" aria-label="Settings" onClose={onClose}>
       <form onSubmit={onSubmit}>
         <h2>Settings</h2>
-        <label>
-          Run deadline (seconds, 0 = none)
-          <input {...number("runTimeoutSeconds")} />
-        </label>
-        <label>
-          Output limit per run (KiB)
-          <input {...number("outputLimitKiB")} />
-        </label>
-        <label>
-          Package base URL
-          <input type="url" placeholder={DEFAULT_SETTINGS.packageBaseUrl} {...text("packageBaseUrl")} />
-        </label>
-        <label>
-          Lock file URL
-          <input type="url" placeholder="Pyodide's own (leave empty)" {...text("lockFileUrl")} />
-        </label>
-        <p className="hint">Package settings apply when Python next starts (Restart).</p>
+        <fieldset>
+          <legend>Claude</legend>
+          <label>
+            API key
+            <input type="password" autoComplete="off" placeholder="sk-ant-…" {...text("apiKey")} />
+          </label>
+          <label className="checkbox">
+            <input
+              type="checkbox"
+              checked={!draft.rememberKey}
+              onChange={(event) => setDraft({ ...draft, rememberKey: !event.target.checked })}
+            />
+            Don't remember this key (keep it in this tab's memory only)
+          </label>
+          <label>
+            Model
+            <input list="kiln-models" {...text("model")} />
+            <datalist id="kiln-models">
+              {models.map((model) => (
+                <option key={model} value={model} />
+              ))}
+            </datalist>
+          </label>
+          <label>
+            Base URL
+            <input type="url" placeholder={DEFAULT_SETTINGS.baseUrl} {...text("baseUrl")} />
+          </label>
+          <label>
+            Max output tokens
+            <input {...number("maxTokens")} />
+          </label>
+          <label>
+            Backend
+            <select
+              value={draft.backend}
+              onChange={(event) => setDraft({ ...draft, backend: event.target.value as Settings["backend"] })}
+            >
+              <option value="auto">auto: the browser, else Anthropic's sandbox</option>
+              <option value="browser">browser only</option>
+              <option value="provider">Anthropic's sandbox only</option>
+            </select>
+          </label>
+        </fieldset>
+        <fieldset>
+          <legend>Python</legend>
+          <label>
+            Run deadline (seconds, 0 = none)
+            <input {...number("runTimeoutSeconds")} />
+          </label>
+          <label>
+            Output limit per run (KiB)
+            <input {...number("outputLimitKiB")} />
+          </label>
+          <label>
+            Package download URL
+            <input type="url" placeholder={DEFAULT_SETTINGS.packageBaseUrl} {...text("packageBaseUrl")} />
+          </label>
+          <label>
+            Lock file URL
+            <input type="url" placeholder="Pyodide's own (leave empty)" {...text("lockFileUrl")} />
+          </label>
+          <p className="hint">Package settings apply when Python next starts (Restart).</p>
+        </fieldset>
         {error && <p role="alert">{error}</p>}
         <div className="dialog-buttons">
           <button type="button" onClick={onClose}>

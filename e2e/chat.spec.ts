@@ -1,0 +1,217 @@
+import { expect, test } from "@playwright/test";
+import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
+
+const PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
+
+test("Claude's Python runs in the browser and the result, with its image, goes back", async ({ page }) => {
+  const key = uniqueKey("loop");
+  await script(key, [
+    {
+      content: [
+        { type: "text", text: "Let me compute that." },
+        {
+          type: "tool_use",
+          name: "python",
+          input: {
+            code: `import base64
+class Plot:
+    def _repr_png_(self): return base64.b64decode("${PNG}")
+print("mean is", sum([2, 4, 6]) / 3)
+display(Plot())`,
+          },
+        },
+      ],
+    },
+    { content: [{ type: "text", text: "The **mean is 4.0**." }] },
+  ]);
+  await openChat(page, key);
+  await sendMessage(page, "What is the mean of 2, 4 and 6?");
+  await answered(page);
+  const cell = page.getByRole("region", { name: "Python cell" });
+  await expect(cell).toContainText("mean is 4.0");
+  await expect(cell).toContainText("ok");
+  await expect(messages(page).getByText("The mean is 4.0.")).toBeVisible();
+
+  const sent = await requests(key);
+  expect(sent).toHaveLength(2);
+  const body = sent[1].body as { messages: { role: string; content: { type: string; content?: { type: string; text?: string }[] }[] }[] };
+  const toolResult = body.messages[2].content.find((block) => block.type === "tool_result");
+  expect(toolResult?.content?.find((c) => c.type === "text")?.text).toContain("mean is 4.0");
+  expect(toolResult?.content?.some((c) => c.type === "image")).toBe(true);
+});
+
+test("variables persist across turns, stay in their conversation, and survive a reload", async ({ page }) => {
+  const key = uniqueKey("state");
+  const call = (code: string) => ({ content: [{ type: "tool_use" as const, name: "python", input: { code } }] });
+  const say = (text: string) => ({ content: [{ type: "text" as const, text }] });
+  await script(key, [
+    call("secret_number = 1234"),
+    say("Stored."),
+    call("print(secret_number * 2)"),
+    say("Doubled."),
+  ]);
+  await openChat(page, key);
+  await sendMessage(page, "Store a number");
+  await answered(page);
+  await sendMessage(page, "Double it");
+  await answered(page);
+  await expect(page.getByRole("region", { name: "Python cell" }).nth(1)).toContainText("2468");
+
+  // A second conversation has its own interpreter.
+  await script(key, [call("print('secret_number' in globals())"), say("Checked.")]);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
+  await sendMessage(page, "Is it there?");
+  await answered(page);
+  await expect(page.getByRole("region", { name: "Python cell" })).toContainText("False");
+
+  // After a reload, the first conversation's interpreter comes back.
+  await page.reload();
+  await script(key, [call("print(secret_number + 1)"), say("Still there.")]);
+  await page.getByRole("button", { name: "Store a number", exact: true }).click();
+  await expect(page.getByText(/Python state restored: secret_number/)).toBeVisible({ timeout: 90_000 });
+  await sendMessage(page, "Is it still there?");
+  await answered(page);
+  await expect(page.getByRole("region", { name: "Python cell" }).last()).toContainText("1235");
+});
+
+test("Stop mid-stream keeps what was streamed and the person's message", async ({ page }) => {
+  const key = uniqueKey("stop");
+  await script(key, [{ content: [{ type: "text", text: "One two three four five six seven eight nine ten eleven twelve" }], delayMs: 400 }]);
+  await openChat(page, key);
+  await sendMessage(page, "Count slowly");
+  await expect(messages(page).getByText(/One two/)).toBeVisible();
+  await page.getByRole("button", { name: "Stop" }).click();
+  await expect(messages(page).getByText("Stopped.")).toBeVisible();
+  await expect(messages(page).getByText("Count slowly")).toBeVisible();
+  await page.reload();
+  await expect(messages(page).getByText("Count slowly")).toBeVisible();
+  await expect(messages(page).getByText(/One two/)).toBeVisible();
+});
+
+test("a bad key points to Settings and keeps the message", async ({ page }) => {
+  await openChat(page, "bad-key");
+  await sendMessage(page, "Hello there");
+  await expect(page.getByRole("alert")).toContainText("The API key was not accepted. Check it in Settings.");
+  await expect(page.getByRole("button", { name: "Enter API key" })).toBeVisible();
+  await page.reload();
+  await expect(messages(page).getByText("Hello there")).toBeVisible();
+});
+
+test("an overloaded API (529) is retried visibly, then answers", async ({ page }) => {
+  const key = uniqueKey("overloaded");
+  await script(key, [
+    { status: 529, error: { type: "overloaded_error", message: "Overloaded" } },
+    { content: [{ type: "text", text: "Here after a retry." }] },
+  ]);
+  await openChat(page, key);
+  await sendMessage(page, "Are you there?");
+  await expect(page.getByText(/overloaded.*Retrying in 1 s/)).toBeVisible();
+  await expect(messages(page).getByText("Here after a retry.")).toBeVisible();
+  expect(await requests(key)).toHaveLength(2);
+});
+
+test("an error event mid-stream keeps the partial answer, and Retry resends", async ({ page }) => {
+  const key = uniqueKey("midstream");
+  await script(key, [
+    { content: [{ type: "text", text: "Partial answer" }, { type: "text", text: "never sent" }], errorAfterBlocks: 1 },
+    { content: [{ type: "text", text: "Complete answer." }] },
+  ]);
+  await openChat(page, key);
+  await sendMessage(page, "Tell me");
+  await expect(page.getByRole("alert")).toContainText("overloaded");
+  await expect(messages(page).getByText("Partial answer")).toBeVisible();
+  await page.getByRole("button", { name: "Retry" }).click();
+  await expect(messages(page).getByText("Complete answer.")).toBeVisible();
+  await expect(messages(page).getByText("Tell me")).toBeVisible();
+  const retried = (await requests(key))[1].body as { messages: { role: string }[] };
+  expect(retried.messages.map((m) => m.role)).toEqual(["user"]);
+});
+
+test("markdown from the model runs no script, handler or javascript: link", async ({ page }) => {
+  const key = uniqueKey("markdown");
+  await script(key, [
+    {
+      content: [
+        {
+          type: "text",
+          text: 'Safe text\n\n<script>window.pwned = 1</script>\n\n<img src="x" onerror="window.pwned = 2">\n\n[click me](javascript:window.pwned=3)',
+        },
+      ],
+    },
+  ]);
+  await openChat(page, key);
+  await sendMessage(page, "Say something");
+  await expect(messages(page).getByText("Safe text")).toBeVisible();
+  const link = page.getByText("click me");
+  await expect(link).toBeVisible();
+  await link.click();
+  expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+  expect(await page.locator(".messages script, .messages [onerror]").count()).toBe(0);
+});
+
+test("the conversation exports as a Jupyter notebook (nbformat 4) with code and outputs", async ({ page }) => {
+  const key = uniqueKey("export");
+  await script(key, [
+    { content: [{ type: "tool_use", name: "python", input: { code: "print('exported')\n21 * 2" } }] },
+    { content: [{ type: "text", text: "Done." }] },
+  ]);
+  await openChat(page, key);
+  await sendMessage(page, "Compute");
+  await answered(page);
+  await expect(messages(page).getByText("Done.")).toBeVisible();
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export notebook" }).click();
+  const file = await download;
+  const notebook = JSON.parse(await (await file.createReadStream()).toArray().then((c) => Buffer.concat(c).toString("utf8")));
+  expect(notebook.nbformat).toBe(4);
+  const code = notebook.cells.find((cell: { cell_type: string }) => cell.cell_type === "code");
+  expect(code.source.join("")).toBe("print('exported')\n21 * 2");
+  expect(code.outputs).toEqual([
+    { output_type: "stream", name: "stdout", text: ["exported\n"] },
+    { output_type: "execute_result", data: { "text/plain": ["42"] }, metadata: {}, execution_count: 1 },
+  ]);
+});
+
+test("pause_turn is continued until Claude ends its turn", async ({ page }) => {
+  const key = uniqueKey("pause");
+  await script(key, [
+    { content: [{ type: "text", text: "Working on it." }], stop_reason: "pause_turn" },
+    { content: [{ type: "text", text: "Finished after the pause." }] },
+  ]);
+  await openChat(page, key);
+  await sendMessage(page, "Take your time");
+  await expect(messages(page).getByText("Finished after the pause.")).toBeVisible();
+  await expect(messages(page).getByText("Working on it.")).toBeVisible();
+  const second = (await requests(key))[1].body as { messages: { role: string }[] };
+  expect(second.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+});
+
+test("conversations are renamed, switched and deleted after confirmation", async ({ page }) => {
+  const key = uniqueKey("sidebar");
+  await script(key, [{ content: [{ type: "text", text: "First answer." }] }, { content: [{ type: "text", text: "Second answer." }] }]);
+  await openChat(page, key);
+  await sendMessage(page, "First topic");
+  await expect(messages(page).getByText("First answer.")).toBeVisible();
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
+  await sendMessage(page, "Second topic");
+  await expect(messages(page).getByText("Second answer.")).toBeVisible();
+
+  await page.getByRole("button", { name: "Rename First topic" }).click();
+  await page.getByRole("textbox", { name: "Conversation name" }).fill("Renamed topic");
+  await page.getByRole("textbox", { name: "Conversation name" }).press("Enter");
+  await page.getByRole("button", { name: "Renamed topic", exact: true }).click();
+  await expect(messages(page).getByText("First answer.")).toBeVisible();
+
+  page.once("dialog", (dialog) => void dialog.dismiss());
+  await page.getByRole("button", { name: "Delete Renamed topic" }).click();
+  await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toBeVisible();
+  page.once("dialog", (dialog) => void dialog.accept());
+  await page.getByRole("button", { name: "Delete Renamed topic" }).click();
+  await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByRole("button", { name: "Second topic", exact: true })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toHaveCount(0);
+});

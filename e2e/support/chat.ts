@@ -1,0 +1,46 @@
+import { expect, type Page } from "@playwright/test";
+import { FAKE_ANTHROPIC_PORT, type RecordedRequest, type Reply } from "../fake-anthropic/server";
+
+export const API_BASE = `http://127.0.0.1:${FAKE_ANTHROPIC_PORT}`;
+
+/** Queue the stand-in API's next replies for requests made with `key`. */
+export async function script(key: string, replies: Reply[]): Promise<void> {
+  const response = await fetch(`${API_BASE}/__kiln/script`, { method: "POST", body: JSON.stringify({ key, replies }) });
+  expect(response.ok).toBe(true);
+}
+
+/** Every Messages request the stand-in API received with `key`. */
+export async function requests(key: string): Promise<RecordedRequest[]> {
+  return (await fetch(`${API_BASE}/__kiln/requests?key=${encodeURIComponent(key)}`)).json();
+}
+
+/** A key of its own per test, so tests running side by side never share replies. */
+export function uniqueKey(name: string): string {
+  return `sk-test-${name}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Open Chat with an API key and the stand-in server as Base URL. */
+export async function openChat(page: Page, apiKey: string): Promise<void> {
+  await page.goto("/#/chat");
+  await page.getByRole("button", { name: "Settings" }).click();
+  const dialog = page.getByRole("dialog", { name: "Settings" });
+  await dialog.getByLabel("API key").fill(apiKey);
+  await dialog.getByLabel("Base URL").fill(API_BASE);
+  await dialog.getByRole("button", { name: "Save" }).click();
+  await expect(dialog).toBeHidden();
+}
+
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  await page.getByRole("textbox", { name: "Message" }).fill(text);
+  await page.getByRole("button", { name: "Send" }).click();
+}
+
+/** Wait until the answer is over (Send is back). */
+export async function answered(page: Page): Promise<void> {
+  await expect(page.getByRole("button", { name: "Send" })).toBeVisible({ timeout: 90_000 });
+}
+
+/** The conversation's messages (not the sidebar or the title). */
+export function messages(page: Page) {
+  return page.getByRole("log", { name: "Messages" });
+}

@@ -1,0 +1,75 @@
+import type { RunResult } from "../../workers/python-api";
+import type { OutputItem } from "../runtime/output-model";
+import { statusLine } from "../runtime/output-model";
+import type { ToolSpec } from "../providers/anthropic/client";
+import type { ImageBlock, TextBlock, ToolResultBlock } from "./types";
+
+export const PYTHON_TOOL_NAME = "python";
+export const WORKING_DIRECTORY = "/home/pyodide";
+/** Text sent back to the model per tool call; the rest is cut with a notice. */
+export const TOOL_RESULT_TEXT_LIMIT = 20_000;
+
+export function pythonTool(pythonVersion: string): ToolSpec {
+  return {
+    name: PYTHON_TOOL_NAME,
+    description: [
+      `Runs Python ${pythonVersion} (Pyodide, WebAssembly) in the person's browser tab and returns what it printed.`,
+      "State persists across calls in this conversation: variables, functions and imports stay defined.",
+      `The working directory is ${WORKING_DIRECTORY}; the person's uploaded files are there.`,
+      "The value of the last expression is returned, as in a notebook cell (end the line with ';' to suppress it).",
+      "Show figures with matplotlib (every open figure is returned as an image at the end of the run, and on plt.show()) or display(obj).",
+      "Packages from Pyodide's index (numpy, pandas, matplotlib, scipy, scikit-learn, sympy, and ~350 more) load automatically when imported; pip is not available.",
+      "Top-level await works. input() is not available: nobody answers it. Network access is limited to CORS-enabled URLs.",
+    ].join(" "),
+    input_schema: {
+      type: "object",
+      properties: { code: { type: "string", description: "The Python code to run." } },
+      required: ["code"],
+    },
+  };
+}
+
+/** The code of a tool call's input, or undefined when the input is not usable. */
+export function codeOf(input: unknown): string | undefined {
+  const code = (input as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** A run's outputs as a tool result: text for everything, images as image blocks. */
+export function toolResult(toolUseId: string, outputs: readonly OutputItem[], result: RunResult): ToolResultBlock {
+  const parts: string[] = [];
+  const images: ImageBlock[] = [];
+  let stdout = "";
+  let stderr = "";
+  for (const item of outputs) {
+    if (item.kind === "stream") {
+      if (item.name === "stdout") stdout += item.text;
+      else stderr += item.text;
+    } else if (item.kind === "display" || item.kind === "value") {
+      const data = item.data;
+      const image = data["image/png"] ? "image/png" : data["image/jpeg"] ? "image/jpeg" : undefined;
+      if (image) {
+        images.push({ type: "image", source: { type: "base64", media_type: image, data: data[image] } });
+        parts.push(`[${item.kind === "value" ? "result" : "display"}: image ${images.length} attached]`);
+      } else {
+        const label = item.kind === "value" ? "result" : "display";
+        parts.push(`${label}: ${data["text/markdown"] ?? data["text/plain"] ?? Object.keys(data).join(", ")}`);
+      }
+    } else if (item.kind === "notice") {
+      parts.push(`[${item.text}]`);
+    }
+  }
+  const sections = [`status: ${result.status} (${Math.round(result.durationMs)} ms)`];
+  if (stdout) sections.push(`stdout:\n${stdout}`);
+  if (stderr) sections.push(`stderr:\n${stderr}`);
+  sections.push(...parts);
+  if (result.error) sections.push(`error:\n${result.error.traceback || `${result.error.ename}: ${result.error.evalue}`}`);
+  const line = statusLine(result);
+  if (line && result.status !== "ok") sections.push(line);
+  let text = sections.join("\n");
+  if (text.length > TOOL_RESULT_TEXT_LIMIT) {
+    text = `${text.slice(0, TOOL_RESULT_TEXT_LIMIT)}\n[output cut: ${text.length - TOOL_RESULT_TEXT_LIMIT} more characters not shown]`;
+  }
+  const content: (TextBlock | ImageBlock)[] = [{ type: "text", text }, ...images];
+  return { type: "tool_result", tool_use_id: toolUseId, content, ...(result.status === "ok" ? {} : { is_error: true }) };
+}

@@ -1,0 +1,75 @@
+import { useState } from "react";
+import type { Conversation } from "../../chat/types";
+
+interface Props {
+  conversations: readonly Conversation[];
+  activeId: string | undefined;
+  onSelect: (id: string) => void;
+  onNew: () => void;
+  onRename: (conversation: Conversation, title: string) => void;
+  onDelete: (conversation: Conversation) => void;
+}
+
+/** The sidebar: New chat, and every conversation to switch to, rename or delete. */
+export function ConversationList({ conversations, activeId, onSelect, onNew, onRename, onDelete }: Props) {
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [title, setTitle] = useState("");
+  return (
+    <aside className="sidebar">
+      <button type="button" className="new-chat" onClick={onNew}>
+        New chat
+      </button>
+      <ul aria-label="Conversations">
+        {conversations.map((conversation) => (
+          <li key={conversation.id} className={conversation.id === activeId ? "active" : undefined}>
+            {renaming === conversation.id ? (
+              <form
+                onSubmit={(event) => {
+                  event.preventDefault();
+                  if (title.trim()) onRename(conversation, title.trim());
+                  setRenaming(null);
+                }}
+              >
+                <input aria-label="Conversation name" autoFocus value={title} onChange={(e) => setTitle(e.target.value)} />
+              </form>
+            ) : (
+              <>
+                <button
+                  type="button"
+                  className="conversation-title"
+                  aria-current={conversation.id === activeId ? "true" : undefined}
+                  onClick={() => onSelect(conversation.id)}
+                >
+                  {conversation.title}
+                </button>
+                <button
+                  type="button"
+                  className="icon-button"
+                  aria-label={`Rename ${conversation.title}`}
+                  onClick={() => {
+                    setTitle(conversation.title);
+                    setRenaming(conversation.id);
+                  }}
+                >
+                  ✎
+                </button>
+                <button
+                  type="button"
+                  className="icon-button"
+                  aria-label={`Delete ${conversation.title}`}
+                  onClick={() => {
+                    if (confirm(`Delete “${conversation.title}” and its Python state? This cannot be undone.`)) {
+                      onDelete(conversation);
+                    }
+                  }}
+                >
+                  ×
+                </button>
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+    </aside>
+  );
+}

@@ -1,0 +1,58 @@
+import { Markdown } from "../../components/Markdown";
+import type { ChatMessage } from "../../chat/types";
+import { codeOf } from "../../chat/python-tool";
+import { PythonCell } from "./PythonCell";
+
+interface Props {
+  messages: readonly ChatMessage[];
+  busy: boolean;
+  onRetry: () => void;
+}
+
+/** The conversation: the person's messages, Claude's answers with their Python cells. */
+export function MessageList({ messages, busy, onRetry }: Props) {
+  const cells = new Map(messages.flatMap((m) => m.cells ?? []).map((cell) => [cell.toolUseId, cell]));
+  const last = messages[messages.length - 1];
+  return (
+    <div className="messages" role="log" aria-label="Messages">
+      {messages.map((message) => {
+        if (message.role === "user") {
+          const text = message.content.filter((b) => b.type === "text").map((b) => b.text).join("\n");
+          return text ? (
+            <div key={message.id} className="message message-user">
+              {text}
+            </div>
+          ) : null;
+        }
+        return (
+          <article key={message.id} className={`message message-assistant status-${message.status}`}>
+            {message.content.map((block, index) =>
+              block.type === "text" ? (
+                <Markdown key={index} source={block.text} />
+              ) : block.type === "tool_use" ? (
+                <PythonCell key={block.id} code={codeOf(block.input) ?? ""} cell={cells.get(block.id)} />
+              ) : null,
+            )}
+            {message.status === "streaming" && !message.content.length && <p className="thinking">Claude is thinking…</p>}
+            {message.status === "stopped" && <p className="notice notice-warning">Stopped.</p>}
+            {message.status === "error" && (
+              <div className="notice notice-warning" role="alert">
+                {message.error}
+                {message === last && !busy && (
+                  <button type="button" onClick={onRetry}>
+                    Retry
+                  </button>
+                )}
+              </div>
+            )}
+            {message.usage && (
+              <p className="usage">
+                {message.usage.inputTokens} in · {message.usage.outputTokens} out tokens
+              </p>
+            )}
+          </article>
+        );
+      })}
+    </div>
+  );
+}

@@ -1,0 +1,154 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { runTurn } from "../../chat/agent";
+import { NEW_TITLE, type ChatMessage, type Conversation, type Usage } from "../../chat/types";
+import { sessionConfig } from "../../runtime/session-config";
+import { getSession } from "../../runtime/use-python-session";
+import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage } from "../../storage/conversations";
+import { PYTHON_VERSION, type Settings } from "../../storage/settings";
+
+/** Conversations whose interpreter was already brought back on this page. */
+const restoredOnThisPage = new Set<string>();
+
+export interface ConversationView {
+  messages: ChatMessage[];
+  busy: boolean;
+  /** A line about retries, the interpreter coming back, or a failure outside any message. */
+  notice: string;
+  send: (text: string) => Promise<void>;
+  retry: () => Promise<void>;
+  stop: () => void;
+}
+
+const STREAM_SAVE_INTERVAL_MS = 250;
+
+/**
+ * One conversation: its messages (saved to IndexedDB as they stream), its interpreter
+ * (restored after a reload), and the agent loop.
+ */
+export function useConversation(
+  conversationId: string,
+  settings: Settings,
+  /** Apply a change to this conversation (it is saved by the owner). */
+  onConversationChange: (id: string, change: (conversation: Conversation) => Conversation) => void,
+): ConversationView {
+  const [messages, setMessages] = useState<ChatMessage[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState("");
+  const abort = useRef<AbortController | null>(null);
+  const lastSaved = useRef(new Map<string, number>());
+  const config = useMemo(() => sessionConfig(settings, false), [settings]);
+  const session = getSession(`chat:${conversationId}`, config);
+  const id = conversationId;
+
+  useEffect(() => {
+    let cancelled = false;
+    void loadMessages(id).then((loaded) => !cancelled && setMessages(loaded));
+    if (!restoredOnThisPage.has(id)) {
+      restoredOnThisPage.add(id);
+      void loadInterpreterState(id).then(async (snapshot) => {
+        if (!snapshot || !snapshot.names.length) return;
+        setNotice("Bringing this conversation's Python variables back…");
+        const report = await session.restoreState(snapshot);
+        if (cancelled) return;
+        setNotice(
+          `Python state restored: ${report.kept.join(", ") || "nothing"}.` +
+            (report.lost.length ? ` Not restored: ${report.lost.join(", ")}.` : ""),
+        );
+      });
+    }
+    return () => {
+      cancelled = true;
+    };
+  }, [id, session]);
+
+  const update = useCallback((message: ChatMessage, final: boolean) => {
+    setMessages((current) => {
+      const index = current.findIndex((m) => m.id === message.id);
+      const copy = { ...message, content: message.content.map((b) => ({ ...b })) };
+      return index < 0 ? [...current, copy] : current.map((m, i) => (i === index ? copy : m));
+    });
+    const now = performance.now();
+    if (final || now - (lastSaved.current.get(message.id) ?? 0) > STREAM_SAVE_INTERVAL_MS) {
+      lastSaved.current.set(message.id, now);
+      void saveMessage(message).catch((error: unknown) => setNotice(`Could not save: ${String(error)}`));
+    }
+  }, []);
+
+  const turn = useCallback(
+    async (history: ChatMessage[]) => {
+      if (!settings.apiKey) {
+        setNotice("Add your Anthropic API key in Settings to chat.");
+        return;
+      }
+      const controller = new AbortController();
+      abort.current = controller;
+      setBusy(true);
+      let seq = history.length ? history[history.length - 1].seq : 0;
+      let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+      try {
+        await runTurn({
+          conversationId: id,
+          history: [...history],
+          provider: { apiKey: settings.apiKey, baseUrl: settings.baseUrl, model: settings.model, maxTokens: settings.maxTokens },
+          session,
+          pythonVersion: PYTHON_VERSION,
+          signal: controller.signal,
+          nextSeq: () => ++seq,
+          update: (message, final) => {
+            update(message, final);
+            if (final && message.cells) void saveInterpreterState(id, session.savedState);
+          },
+          onRetry: setNotice,
+          onUsage: (used) => {
+            usage = { inputTokens: usage.inputTokens + used.inputTokens, outputTokens: usage.outputTokens + used.outputTokens };
+          },
+        });
+      } finally {
+        setBusy(false);
+        abort.current = null;
+        onConversationChange(id, (current) => ({
+          ...current,
+          usage: {
+            inputTokens: current.usage.inputTokens + usage.inputTokens,
+            outputTokens: current.usage.outputTokens + usage.outputTokens,
+          },
+          updatedAt: Date.now(),
+        }));
+      }
+    },
+    [id, onConversationChange, session, settings, update],
+  );
+
+  const send = useCallback(
+    async (text: string) => {
+      const message: ChatMessage = {
+        id: crypto.randomUUID(),
+        conversationId: id,
+        seq: (messages[messages.length - 1]?.seq ?? 0) + 1,
+        role: "user",
+        content: [{ type: "text", text }],
+        createdAt: Date.now(),
+      };
+      // Saved before any request is sent: nothing the person typed is lost.
+      await saveMessage(message);
+      onConversationChange(id, (current) => ({
+        ...current,
+        title: current.title === NEW_TITLE ? text.slice(0, 60) : current.title,
+        updatedAt: Date.now(),
+      }));
+      setMessages((current) => [...current, message]);
+      setNotice("");
+      await turn([...messages, message]);
+    },
+    [id, messages, onConversationChange, turn],
+  );
+
+  const retry = useCallback(() => turn(messages), [messages, turn]);
+
+  const stop = useCallback(() => {
+    abort.current?.abort();
+    session.interrupt();
+  }, [session]);
+
+  return { messages, busy, notice, send, retry, stop };
+}

@@ -1,0 +1,48 @@
+import type { SessionSnapshot } from "../../workers/python-api";
+import type { ChatMessage, Conversation } from "../chat/types";
+import { openAppDb } from "./db";
+
+/** Newest first. */
+export async function listConversations(): Promise<Conversation[]> {
+  const db = await openAppDb();
+  return (await db.getAllFromIndex("conversations", "updatedAt")).reverse();
+}
+
+export async function saveConversation(conversation: Conversation): Promise<void> {
+  const db = await openAppDb();
+  await db.put("conversations", conversation);
+}
+
+/** A conversation with its messages and interpreter state, gone for good. */
+export async function deleteConversation(id: string): Promise<void> {
+  const db = await openAppDb();
+  const tx = db.transaction(["conversations", "messages", "interpreterState"], "readwrite");
+  const keys = await tx.objectStore("messages").index("conversationId").getAllKeys(id);
+  await Promise.all([
+    tx.objectStore("conversations").delete(id),
+    ...keys.map((key) => tx.objectStore("messages").delete(key)),
+    tx.objectStore("interpreterState").delete(id),
+  ]);
+  await tx.done;
+}
+
+export async function loadMessages(conversationId: string): Promise<ChatMessage[]> {
+  const db = await openAppDb();
+  const messages = await db.getAllFromIndex("messages", "conversationId", conversationId);
+  return messages.sort((a, b) => a.seq - b.seq);
+}
+
+export async function saveMessage(message: ChatMessage): Promise<void> {
+  const db = await openAppDb();
+  await db.put("messages", message);
+}
+
+export async function loadInterpreterState(conversationId: string): Promise<SessionSnapshot | undefined> {
+  const db = await openAppDb();
+  return db.get("interpreterState", conversationId);
+}
+
+export async function saveInterpreterState(conversationId: string, snapshot: SessionSnapshot): Promise<void> {
+  const db = await openAppDb();
+  await db.put("interpreterState", snapshot, conversationId);
+}
