@@ -71,7 +71,7 @@ export class PythonSession {
     this.current = this.adopt(takeWorker(config), "Loading Python…");
   }
 
-  get snapshotState(): SessionState {
+  get currentState(): SessionState {
     return this.state;
   }
 

@@ -34,7 +34,7 @@ export function usePythonSession(
   }, [session, config]);
   const state = useSyncExternalStore(
     (listener) => session?.subscribe(listener) ?? (() => undefined),
-    () => session?.snapshotState ?? NOT_STARTED,
+    () => session?.currentState ?? NOT_STARTED,
   );
   return { session, state };
 }

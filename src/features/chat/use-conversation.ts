@@ -39,6 +39,7 @@ export function useConversation(
   const config = useMemo(() => sessionConfig(settings, false), [settings]);
   const session = getSession(`chat:${conversationId}`, config);
   const id = conversationId;
+  useEffect(() => session.configure(config), [session, config]);
 
   useEffect(() => {
     let cancelled = false;
