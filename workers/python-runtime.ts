@@ -123,7 +123,12 @@ export class PythonRuntime {
   async run(code: string, options: RunOptions): Promise<WorkerRunOutcome> {
     this.runId = options.runId;
     try {
-      const outcome = await this.runCell(code, options);
+      const outcome: WorkerRunOutcome = await this.runCell(code, options).catch((error: unknown) => {
+        // A Stop that arrived before the cell itself started raises outside it.
+        if ((error as { type?: string })?.type !== "KeyboardInterrupt") throw error;
+        this.batcher.flush();
+        return { result: { status: "interrupted" as const, durationMs: 0 } };
+      });
       const buffers = Object.values(outcome.capture?.values ?? {}).map((bytes) => bytes.buffer as ArrayBuffer);
       return Comlink.transfer(outcome, buffers);
     } finally {
@@ -140,7 +145,6 @@ export class PythonRuntime {
 
   private async runCell(code: string, options: RunOptions): Promise<WorkerRunOutcome> {
     const started = performance.now();
-    Atomics.store(this.interrupt, 0, 0);
     this.allowInput = options.allowInput;
     this.batcher.begin(options.outputLimitBytes);
     const finish = (result: Omit<RunResult, "durationMs">, capture?: StateCapture): WorkerRunOutcome => {

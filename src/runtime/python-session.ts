@@ -232,6 +232,8 @@ export class PythonSession {
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
+    // Cleared here, not in the worker: a Stop pressed while the run is on its way must count.
+    worker.clearInterrupt();
     const run: ActiveRun = { id: ++this.runs, handlers, drained };
     this.active = run;
     this.setState({ kind: "running", info });

@@ -90,6 +90,11 @@ export class WorkerHandle {
     answerStdin(this.stdinBuffer, null);
   }
 
+  /** Forget an interrupt meant for an earlier run (called before a run starts). */
+  clearInterrupt(): void {
+    Atomics.store(new Int32Array(this.interruptBuffer), 0, 0);
+  }
+
   /** True while SIGINT waits to be seen: Python has not reached a point where it checks. */
   get interruptPending(): boolean {
     return Atomics.load(new Int32Array(this.interruptBuffer), 0) !== 0;
