@@ -27,7 +27,7 @@ display(Plot())`,
   ]);
   await openChat(page, key);
   await sendMessage(page, "What is the mean of 2, 4 and 6?");
-  await answered(page);
+  await answered(page, "The mean is 4.0.");
   const cell = page.getByRole("region", { name: "Python cell" });
   await expect(cell).toContainText("mean is 4.0");
   await expect(cell).toContainText("ok");
@@ -53,9 +53,9 @@ test("variables persist across turns, stay in their conversation, and survive a 
   ]);
   await openChat(page, key);
   await sendMessage(page, "Store a number");
-  await answered(page);
+  await answered(page, "Stored.");
   await sendMessage(page, "Double it");
-  await answered(page);
+  await answered(page, "Doubled.");
   await expect(page.getByRole("region", { name: "Python cell" }).nth(1)).toContainText("2468");
 
   // A second conversation has its own interpreter.
@@ -63,7 +63,7 @@ test("variables persist across turns, stay in their conversation, and survive a 
   await page.getByRole("button", { name: "New chat" }).click();
   await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
   await sendMessage(page, "Is it there?");
-  await answered(page);
+  await answered(page, "Checked.");
   await expect(page.getByRole("region", { name: "Python cell" })).toContainText("False");
 
   // After a reload, the first conversation's interpreter comes back.
@@ -72,7 +72,7 @@ test("variables persist across turns, stay in their conversation, and survive a 
   await page.getByRole("button", { name: "Store a number", exact: true }).click();
   await expect(page.getByText(/Python state restored: secret_number/)).toBeVisible({ timeout: 90_000 });
   await sendMessage(page, "Is it still there?");
-  await answered(page);
+  await answered(page, "Still there.");
   await expect(page.getByRole("region", { name: "Python cell" }).last()).toContainText("1235");
 });
 
@@ -159,7 +159,7 @@ test("the conversation exports as a Jupyter notebook (nbformat 4) with code and 
   ]);
   await openChat(page, key);
   await sendMessage(page, "Compute");
-  await answered(page);
+  await answered(page, "Done.");
   await expect(messages(page).getByText("Done.")).toBeVisible();
   const download = page.waitForEvent("download");
   await page.getByRole("button", { name: "Export notebook" }).click();

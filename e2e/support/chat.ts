@@ -35,8 +35,10 @@ export async function sendMessage(page: Page, text: string): Promise<void> {
   await page.getByRole("button", { name: "Send" }).click();
 }
 
-/** Wait until the answer is over (Send is back). */
-export async function answered(page: Page): Promise<void> {
+/** Wait until the answer ending with `finalText` is in and the turn is over (Send is back). */
+export async function answered(page: Page, finalText: string): Promise<void> {
+  // The first answer waits for the conversation's Python to start: seconds on a small machine.
+  await expect(messages(page).getByText(finalText)).toBeVisible({ timeout: 90_000 });
   await expect(page.getByRole("button", { name: "Send" })).toBeVisible({ timeout: 90_000 });
 }
 
