@@ -1,4 +1,5 @@
 import { expect, type Page } from "@playwright/test";
+import { saveSettings } from "./settings";
 import { FAKE_ANTHROPIC_PORT, type RecordedRequest, type Reply } from "../fake-anthropic/server";
 
 export const API_BASE = `http://127.0.0.1:${FAKE_ANTHROPIC_PORT}`;
@@ -22,12 +23,7 @@ export function uniqueKey(name: string): string {
 /** Open Chat with an API key and the stand-in server as Base URL. */
 export async function openChat(page: Page, apiKey: string): Promise<void> {
   await page.goto("/#/chat");
-  await page.getByRole("button", { name: "Settings" }).click();
-  const dialog = page.getByRole("dialog", { name: "Settings" });
-  await dialog.getByLabel("API key").fill(apiKey);
-  await dialog.getByLabel("Base URL").fill(API_BASE);
-  await dialog.getByRole("button", { name: "Save" }).click();
-  await expect(dialog).toBeHidden();
+  await saveSettings(page, { "API key": apiKey, "Base URL": API_BASE });
 }
 
 export async function sendMessage(page: Page, text: string): Promise<void> {

@@ -1,15 +1,11 @@
 import { test as base, expect, type Page } from "@playwright/test";
 import { PACKAGE_BASE, TEST_LOCK_FILE } from "./package-fixtures";
 import { openPlayground } from "./playground";
+import { saveSettings } from "./settings";
 
 /** Point Kiln at the test lock file and package server through Settings, then restart. */
 export async function useTestPackages(page: Page, packageBase = PACKAGE_BASE): Promise<void> {
-  await page.getByRole("button", { name: "Settings" }).click();
-  const dialog = page.getByRole("dialog", { name: "Settings" });
-  await dialog.getByLabel("Lock file URL").fill(TEST_LOCK_FILE);
-  await dialog.getByLabel("Package download URL").fill(packageBase);
-  await dialog.getByRole("button", { name: "Save" }).click();
-  await expect(dialog).toBeHidden();
+  await saveSettings(page, { "Lock file URL": TEST_LOCK_FILE, "Package download URL": packageBase });
   await page.getByRole("button", { name: "Restart" }).click();
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
 }
