@@ -37,6 +37,15 @@ export interface RunResult {
   truncatedBytes?: number;
   durationMs: number;
   restored?: RestoreReport;
+  /** Set when the code ran on Anthropic's sandbox instead of in the browser. */
+  sandbox?: SandboxInfo;
+}
+
+export interface SandboxInfo {
+  /** Why it ran there, e.g. "torch is not available in the browser". */
+  reason: string;
+  /** What the person should know: a new sandbox, changed code, files brought back. */
+  notes: string[];
 }
 
 export type StreamName = "stdout" | "stderr";
@@ -112,6 +121,24 @@ export interface RunOptions {
 export interface RuntimeInfo {
   pythonVersion: string;
   pyodideVersion: string;
+  /** Import names that Pyodide's lock file provides. */
+  lockImports: string[];
+}
+
+/** A cell's top-level imports (those not guarded by `except ImportError`). */
+export interface ImportReport {
+  imports: string[];
+  /** Those this interpreter can import right now (standard library, loaded, the person's files). */
+  available: string[];
+}
+
+/** A file in the session's working directory. */
+export interface FileInfo {
+  /** Relative to the working directory, `/`-separated. */
+  path: string;
+  size: number;
+  /** Last modification, ms since the epoch. */
+  mtimeMs: number;
 }
 
 /** What the worker exposes over Comlink. */
@@ -122,4 +149,10 @@ export interface PythonWorkerApi {
   cancel(runId: number): boolean;
   /** Bring back a session's state in this (fresh) interpreter. */
   restore(snapshot: SessionSnapshot): Promise<RestoreReport>;
+  /** What a cell imports, without running it. */
+  imports(code: string): ImportReport;
+  /** Every file under the working directory. */
+  listFiles(): FileInfo[];
+  readFile(path: string): Uint8Array;
+  writeFile(path: string, data: Uint8Array): void;
 }

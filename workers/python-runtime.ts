@@ -3,6 +3,8 @@ import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
 import type {
+  FileInfo,
+  ImportReport,
   PythonError,
   RestoreReport,
   RunOptions,
@@ -15,6 +17,7 @@ import type {
   WorkerRunOutcome,
 } from "./python-api";
 import { expectStdin, waitForStdin } from "./shared-buffers";
+import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
 
 /** Kiln's Python package, as text, keyed by path (`./python/kiln/runner.py`). */
 const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
@@ -74,6 +77,7 @@ export class PythonRuntime {
     return {
       pythonVersion: this.pyodide.runPython("import sys; sys.version.split()[0]") as string,
       pyodideVersion: this.pyodide.version,
+      lockImports: [...this.lockImports.keys()],
     };
   }
 
@@ -85,7 +89,7 @@ export class PythonRuntime {
       indexURL: options.indexURL,
       ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
       packageBaseUrl: options.packageBaseUrl,
-      env: { HOME: "/home/pyodide", MPLBACKEND: "module://kiln.mpl_backend" },
+      env: { HOME: WORKING_DIRECTORY, MPLBACKEND: "module://kiln.mpl_backend" },
     });
     // Pyodide's internal hook for fatal errors: without it a dead interpreter looks busy.
     (this.pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
@@ -196,6 +200,46 @@ export class PythonRuntime {
         snapshot.counter,
       ),
     );
+  }
+
+  imports(code: string): ImportReport {
+    return take(this.kiln.import_names(code));
+  }
+
+  listFiles(): FileInfo[] {
+    const fs = this.pyodide.FS;
+    const files: FileInfo[] = [];
+    const walk = (dir: string, prefix: string) => {
+      for (const name of fs.readdir(dir) as string[]) {
+        if (name === "." || name === "..") continue;
+        const full = `${dir}/${name}`;
+        const stat = fs.stat(full) as { mode: number; size: number; mtime: Date | number };
+        if (fs.isDir(stat.mode)) walk(full, `${prefix}${name}/`);
+        else if (fs.isFile(stat.mode)) {
+          files.push({ path: prefix + name, size: stat.size, mtimeMs: new Date(stat.mtime).getTime() });
+        }
+      }
+    };
+    walk(WORKING_DIRECTORY, "");
+    return files;
+  }
+
+  readFile(path: string): Uint8Array {
+    const bytes = this.pyodide.FS.readFile(this.resolve(path)) as Uint8Array;
+    return Comlink.transfer(bytes, [bytes.buffer as ArrayBuffer]);
+  }
+
+  writeFile(path: string, data: Uint8Array): void {
+    const full = this.resolve(path);
+    this.pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+    this.pyodide.FS.writeFile(full, data);
+  }
+
+  /** An outside file name as an absolute path inside the working directory. */
+  private resolve(path: string): string {
+    const safe = safeRelativePath(path);
+    if (!safe) throw new Error(`Not a usable file name: ${JSON.stringify(path)}`);
+    return `${WORKING_DIRECTORY}/${safe}`;
   }
 
   /** Which lock file packages to load for `code`, and which modules exist nowhere. */

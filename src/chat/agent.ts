@@ -1,5 +1,5 @@
+import type { RunResult, WorkerEvent } from "../../workers/python-api";
 import { applyEvent, applyResult } from "../runtime/output-model";
-import type { PythonSession } from "../runtime/python-session";
 import { streamMessage, ProviderError, type ProviderSettings } from "../providers/anthropic/client";
 import { toApiMessages } from "./history";
 import { codeOf, PYTHON_TOOL_NAME, pythonTool, toolResult } from "./python-tool";
@@ -17,7 +17,8 @@ export interface TurnContext {
   /** Everything so far, ending with the person's message. Grows as the turn goes on. */
   history: ChatMessage[];
   provider: ProviderSettings;
-  session: PythonSession;
+  /** Runs a tool call's code: in the browser, or on Anthropic's sandbox when it must. */
+  runCode: (code: string, onEvent: (event: WorkerEvent) => void) => Promise<RunResult>;
   pythonVersion: string;
   signal: AbortSignal;
   nextSeq: () => number;
@@ -120,15 +121,14 @@ async function runToolCalls(ctx: TurnContext, calls: ToolUseBlock[]): Promise<vo
       continue;
     }
     show(false);
-    const result = await ctx.session.run(code, {
-      onEvent: (event) => {
-        cell.outputs = applyEvent(cell.outputs, event);
-        show(false);
-      },
+    const result = await ctx.runCode(code, (event) => {
+      cell.outputs = applyEvent(cell.outputs, event);
+      show(false);
     });
     cell.outputs = applyResult(cell.outputs, result);
     cell.status = result.status;
     cell.durationMs = result.durationMs;
+    if (result.sandbox) cell.sandbox = result.sandbox;
     results.content.push(toolResult(call.id, cell.outputs, result));
   }
   show(true);

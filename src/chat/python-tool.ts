@@ -1,11 +1,11 @@
 import type { RunResult } from "../../workers/python-api";
+import { WORKING_DIRECTORY } from "../../workers/file-paths";
 import type { OutputItem } from "../runtime/output-model";
 import { statusLine } from "../runtime/output-model";
 import type { ToolSpec } from "../providers/anthropic/client";
 import type { ImageBlock, TextBlock, ToolResultBlock } from "./types";
 
 export const PYTHON_TOOL_NAME = "python";
-export const WORKING_DIRECTORY = "/home/pyodide";
 /** Text sent back to the model per tool call; the rest is cut with a notice. */
 export const TOOL_RESULT_TEXT_LIMIT = 20_000;
 
@@ -20,6 +20,8 @@ export function pythonTool(pythonVersion: string): ToolSpec {
       "Show figures with matplotlib (every open figure is returned as an image at the end of the run, and on plt.show()) or display(obj).",
       "Packages from Pyodide's index (numpy, pandas, matplotlib, scipy, scikit-learn, sympy, and ~350 more) load automatically when imported; pip is not available.",
       "Top-level await works. input() is not available: nobody answers it. Network access is limited to CORS-enabled URLs.",
+      "Code that imports a library the browser cannot load (such as torch) runs on Anthropic's code execution sandbox instead; the result says so.",
+      "The sandbox keeps its own variables and files between such runs, separate from the browser's: pass data between them through files.",
     ].join(" "),
     input_schema: {
       type: "object",
@@ -55,11 +57,17 @@ export function toolResult(toolUseId: string, outputs: readonly OutputItem[], re
         const label = item.kind === "value" ? "result" : "display";
         parts.push(`${label}: ${data["text/markdown"] ?? data["text/plain"] ?? Object.keys(data).join(", ")}`);
       }
-    } else if (item.kind === "notice") {
+    } else if (item.kind === "notice" && item.tone !== "sandbox") {
       parts.push(`[${item.text}]`);
     }
   }
   const sections = [`status: ${result.status} (${Math.round(result.durationMs)} ms)`];
+  if (result.sandbox) {
+    sections.push(
+      `[Ran on Anthropic's sandbox, not in the browser: ${result.sandbox.reason}. ` +
+        "Variables set there exist only in the sandbox, not in the browser interpreter.]",
+    );
+  }
   if (stdout) sections.push(`stdout:\n${stdout}`);
   if (stderr) sections.push(`stderr:\n${stderr}`);
   sections.push(...parts);

@@ -1,5 +1,5 @@
 import type { OutputItem } from "../runtime/output-model";
-import type { RunStatus } from "../../workers/python-api";
+import type { RunStatus, SandboxInfo } from "../../workers/python-api";
 
 /** Content of a conversation, in the Messages API's shape (Kiln's own copy of it). */
 export type TextBlock = { type: "text"; text: string };
@@ -25,6 +25,8 @@ export interface CellRecord {
   outputs: OutputItem[];
   status: RunStatus | "running";
   durationMs?: number;
+  /** Set when the code ran on Anthropic's sandbox instead of in the browser. */
+  sandbox?: SandboxInfo;
 }
 
 export type MessageStatus = "streaming" | "done" | "stopped" | "error";
@@ -66,7 +68,12 @@ export type ProviderEvent =
 export type StopReason = "end_turn" | "tool_use" | "pause_turn" | "max_tokens" | "stop_sequence" | "refusal" | string;
 
 export interface ProviderReply {
+  /** The text and client tool calls. */
   content: (TextBlock | ToolUseBlock)[];
+  /** Every block in the API's own shape, server tool calls and results included. */
+  blocks: ({ type: string } & Record<string, unknown>)[];
   stopReason: StopReason;
   usage: Usage;
+  /** The code execution container the answer used. */
+  container?: { id: string; expiresAt: string };
 }

@@ -66,7 +66,11 @@ function OutputBlock({ item, onAnswer }: { item: Exclude<OutputItem, { kind: "st
         </pre>
       );
     case "notice":
-      return <p className={`notice notice-${item.tone}`}>{item.text}</p>;
+      return (
+        <p className={`notice notice-${item.tone}`} role={item.tone === "sandbox" ? "note" : undefined}>
+          {item.text}
+        </p>
+      );
     case "input":
       return item.answer === undefined && onAnswer ? (
         <InputPrompt prompt={item.prompt} onAnswer={onAnswer} />

@@ -13,7 +13,8 @@ export type OutputItem =
   | { kind: "value"; data: MimeBundle }
   | { kind: "error"; error: PythonError }
   | { kind: "input"; prompt: string; answer?: string }
-  | { kind: "notice"; tone: "info" | "warning"; text: string };
+  /** `sandbox`: the badge of a run that happened on Anthropic's sandbox. */
+  | { kind: "notice"; tone: "info" | "warning" | "sandbox"; text: string };
 
 /**
  * Stream text is kept in pieces of about this size, each ending at a line break, so the
@@ -71,14 +72,18 @@ export function applyResult(items: readonly OutputItem[], result: RunResult): Ou
   const next: OutputItem[] = items.map((item) =>
     item.kind === "input" && item.answer === undefined ? { ...item, answer: "" } : item,
   );
+  if (result.sandbox) next.unshift({ kind: "notice", tone: "sandbox", text: sandboxBadge(result.sandbox.reason) });
   if (result.value) next.push({ kind: "value", data: result.value });
   if (result.error && result.status !== "interrupted" && result.status !== "timeout") {
     next.push({ kind: "error", error: result.error });
   }
+  for (const note of result.sandbox?.notes ?? []) next.push({ kind: "notice", tone: "warning", text: note });
   const line = statusLine(result);
   if (line) next.push({ kind: "notice", tone: result.status === "ok" ? "info" : "warning", text: line });
   return next;
 }
+
+export const sandboxBadge = (reason: string) => `Ran on Anthropic's sandbox — ${reason}`;
 
 /** A sentence about how a run ended, or undefined when it simply succeeded. */
 export function statusLine(result: RunResult): string | undefined {
@@ -100,7 +105,8 @@ export function statusLine(result: RunResult): string | undefined {
     case "crashed":
       return `Python crashed: ${result.error?.evalue ?? "the worker stopped"}.${restored}`;
     case "unavailable":
-      return `Not run: ${result.missingModules?.join(", ") ?? "a module"} cannot be loaded in the browser.`;
+      if (result.sandbox) return `Not run: ${result.error?.evalue ?? "Anthropic's sandbox is unavailable."}`;
+      return `Not run: ${result.missingModules?.join(", ") || "a module"} cannot be loaded in the browser.`;
   }
 }
 

@@ -1,4 +1,6 @@
 import type {
+  FileInfo,
+  ImportReport,
   RestoreReport,
   RunResult,
   RuntimeInfo,
@@ -132,6 +134,27 @@ export class PythonSession {
     });
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /** What `code` imports and which of those this interpreter has (nothing is run). */
+  async imports(code: string): Promise<ImportReport> {
+    await this.current.ready;
+    return this.current.api.imports(code);
+  }
+
+  async listFiles(): Promise<FileInfo[]> {
+    await this.current.ready;
+    return this.current.api.listFiles();
+  }
+
+  async readFile(path: string): Promise<Uint8Array> {
+    await this.current.ready;
+    return this.current.api.readFile(path);
+  }
+
+  async writeFile(path: string, data: Uint8Array): Promise<void> {
+    await this.current.ready;
+    await this.current.api.writeFile(path, data);
   }
 
   /** Give the person's answer to a waiting `input()`; null cancels it. */

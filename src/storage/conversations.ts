@@ -16,12 +16,13 @@ export async function saveConversation(conversation: Conversation): Promise<void
 /** A conversation with its messages and interpreter state, gone for good. */
 export async function deleteConversation(id: string): Promise<void> {
   const db = await openAppDb();
-  const tx = db.transaction(["conversations", "messages", "interpreterState"], "readwrite");
+  const tx = db.transaction(["conversations", "messages", "interpreterState", "sandboxes"], "readwrite");
   const keys = await tx.objectStore("messages").index("conversationId").getAllKeys(id);
   await Promise.all([
     tx.objectStore("conversations").delete(id),
     ...keys.map((key) => tx.objectStore("messages").delete(key)),
     tx.objectStore("interpreterState").delete(id),
+    tx.objectStore("sandboxes").delete(`chat:${id}`),
   ]);
   await tx.done;
 }

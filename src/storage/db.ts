@@ -2,6 +2,7 @@ import { openDB, type DBSchema, type IDBPDatabase } from "idb";
 import type { OutputItem } from "../runtime/output-model";
 import type { ChatMessage, Conversation } from "../chat/types";
 import type { SessionSnapshot } from "../../workers/python-api";
+import type { SandboxState } from "../runtime/run-code";
 
 export const DB_NAME = "kiln";
 
@@ -19,6 +20,8 @@ export interface AppDbSchema extends DBSchema {
   messages: { key: string; value: ChatMessage; indexes: { conversationId: string } };
   /** Each conversation's interpreter state, to bring it back after a reload. */
   interpreterState: { key: string; value: SessionSnapshot };
+  /** Each scope's Anthropic sandbox: container and uploads. Keyed like sessions (`chat:<id>`, `playground`). */
+  sandboxes: { key: string; value: SandboxState };
 }
 
 export type AppDb = IDBPDatabase<AppDbSchema>;
@@ -27,7 +30,7 @@ let opening: Promise<AppDb> | undefined;
 
 /** The one place that opens the database; upgrades climb a ladder of versions. */
 export function openAppDb(): Promise<AppDb> {
-  opening ??= openDB<AppDbSchema>(DB_NAME, 2, {
+  opening ??= openDB<AppDbSchema>(DB_NAME, 3, {
     upgrade(db, oldVersion) {
       if (oldVersion < 1) {
         db.createObjectStore("settings");
@@ -37,6 +40,9 @@ export function openAppDb(): Promise<AppDb> {
         db.createObjectStore("conversations", { keyPath: "id" }).createIndex("updatedAt", "updatedAt");
         db.createObjectStore("messages", { keyPath: "id" }).createIndex("conversationId", "conversationId");
         db.createObjectStore("interpreterState");
+      }
+      if (oldVersion < 3) {
+        db.createObjectStore("sandboxes");
       }
     },
   });

@@ -1,3 +1,4 @@
+import type { ProviderSettings } from "../providers/anthropic/client";
 import { openAppDb } from "./db";
 
 export const PYODIDE_VERSION = "314.0.7";
@@ -16,6 +17,8 @@ export interface Settings {
   maxTokens: number;
   /** Where code runs: `auto` (browser, else Anthropic's sandbox), `browser`, `provider`. */
   backend: "auto" | "browser" | "provider";
+  /** The code execution tool version used on Anthropic's sandbox. */
+  sandboxTool: string;
   /** Where packages from the lock file are downloaded (default: the official CDN). */
   packageBaseUrl: string;
   /** A lock file to use instead of Pyodide's own (for a self-hosted mirror); empty: built in. */
@@ -33,11 +36,17 @@ export const DEFAULT_SETTINGS: Settings = {
   baseUrl: "https://api.anthropic.com",
   maxTokens: 8192,
   backend: "auto",
+  sandboxTool: "code_execution_20260521",
   packageBaseUrl: `https://cdn.jsdelivr.net/pyodide/v${PYODIDE_VERSION}/full/`,
   lockFileUrl: "",
   runTimeoutSeconds: 120,
   outputLimitKiB: 1024,
 };
+
+/** What the API client needs from the settings. */
+export function providerSettings(settings: Settings): ProviderSettings {
+  return { apiKey: settings.apiKey, baseUrl: settings.baseUrl, model: settings.model, maxTokens: settings.maxTokens };
+}
 
 const KEY = "app";
 

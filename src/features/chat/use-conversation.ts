@@ -4,7 +4,9 @@ import { NEW_TITLE, type ChatMessage, type Conversation, type Usage } from "../.
 import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
 import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage } from "../../storage/conversations";
-import { PYTHON_VERSION, type Settings } from "../../storage/settings";
+import { providerSettings, PYTHON_VERSION, type Settings } from "../../storage/settings";
+import { sandboxAccess } from "../../storage/sandboxes";
+import { runCode } from "../../runtime/run-code";
 
 /** Conversations whose interpreter was already brought back on this page. */
 const restoredOnThisPage = new Set<string>();
@@ -90,8 +92,16 @@ export function useConversation(
         await runTurn({
           conversationId: id,
           history: [...history],
-          provider: { apiKey: settings.apiKey, baseUrl: settings.baseUrl, model: settings.model, maxTokens: settings.maxTokens },
-          session,
+          provider: providerSettings(settings),
+          runCode: (code, onEvent) =>
+            runCode(code, {
+              session,
+              backend: settings.backend,
+              sandbox: sandboxAccess(settings, `chat:${id}`),
+              deadlineMs: config.timeoutMs,
+              signal: controller.signal,
+              onEvent,
+            }),
           pythonVersion: PYTHON_VERSION,
           signal: controller.signal,
           nextSeq: () => ++seq,
@@ -117,7 +127,7 @@ export function useConversation(
         }));
       }
     },
-    [id, onConversationChange, session, settings, update],
+    [config, id, onConversationChange, session, settings, update],
   );
 
   const send = useCallback(

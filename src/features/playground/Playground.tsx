@@ -1,7 +1,9 @@
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { CodeEditor } from "../../components/CodeEditor";
 import { OutputView } from "../../components/OutputView";
 import { applyEvent, applyResult, answerInput, type OutputItem } from "../../runtime/output-model";
+import { runCode } from "../../runtime/run-code";
+import { sandboxAccess } from "../../storage/sandboxes";
 import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
 import { loadPlayground, savePlayground } from "../../storage/playground";
@@ -24,6 +26,10 @@ export function Playground() {
   const [running, setRunning] = useState(false);
   const [startedAt, setStartedAt] = useState(0);
   const [finishedRuns, setFinishedRuns] = useState(0);
+  /** Code whose run ended `unavailable` in the browser, which Anthropic's sandbox could run. */
+  const [offerSandbox, setOfferSandbox] = useState<string | null>(null);
+  /** Stops a run that is waiting for Anthropic's sandbox. */
+  const stopSandbox = useRef<() => void>(undefined);
 
   useEffect(() => {
     loadPlayground()
@@ -41,25 +47,41 @@ export function Playground() {
     return () => clearTimeout(timer);
   }, [code, outputs, running]);
 
-  const run = useCallback(async () => {
-    if (!session || running || code === null) return;
-    const source = code;
-    setRunning(true);
-    setStartedAt(performance.now());
-    let items: OutputItem[] = [];
-    setOutputs(items);
-    const result = await session.run(source, {
-      onEvent: (event) => {
-        items = applyEvent(items, event);
-        setOutputs(items);
-      },
-    });
-    items = applyResult(items, result);
-    setOutputs(items);
-    setRunning(false);
-    setFinishedRuns((count) => count + 1);
-    void persist(source, items);
-  }, [session, running, code]);
+  const run = useCallback(
+    async (onSandbox = false) => {
+      if (!session || !config || running || code === null) return;
+      const source = code;
+      setRunning(true);
+      setOfferSandbox(null);
+      setStartedAt(performance.now());
+      let items: OutputItem[] = [];
+      setOutputs(items);
+      const controller = new AbortController();
+      stopSandbox.current = () => controller.abort();
+      // The person's own code leaves the browser only when they press "Run on Anthropic".
+      const result = await runCode(source, {
+        session,
+        backend: settings.backend,
+        sandbox: sandboxAccess(settings, "playground"),
+        askFirst: true,
+        forceSandbox: onSandbox,
+        deadlineMs: config.timeoutMs,
+        signal: controller.signal,
+        onEvent: (event) => {
+          items = applyEvent(items, event);
+          setOutputs(items);
+        },
+      });
+      stopSandbox.current = undefined;
+      items = applyResult(items, result);
+      setOutputs(items);
+      setRunning(false);
+      setFinishedRuns((count) => count + 1);
+      if (result.status === "unavailable" && !result.sandbox && settings.apiKey) setOfferSandbox(source);
+      void persist(source, items);
+    },
+    [session, config, running, code, settings],
+  );
 
   const onAnswer = useCallback(
     (text: string) => {
@@ -75,7 +97,14 @@ export function Playground() {
         <button type="button" onClick={() => void run()} disabled={!session || running || code === null}>
           Run
         </button>
-        <button type="button" onClick={() => session?.interrupt()} disabled={!running}>
+        <button
+          type="button"
+          onClick={() => {
+            stopSandbox.current?.();
+            session?.interrupt();
+          }}
+          disabled={!running}
+        >
           Stop
         </button>
         <button
@@ -93,6 +122,15 @@ export function Playground() {
       {code !== null && <CodeEditor value={code} onChange={setCode} onRun={() => void run()} />}
       <section className="output" aria-label="Output" aria-busy={running} data-finished-runs={finishedRuns}>
         <OutputView items={outputs} onAnswer={running ? onAnswer : undefined} />
+        {offerSandbox !== null && offerSandbox === code && (
+          <p className="notice notice-info">
+            This code needs a library that only Anthropic's sandbox has. Running it there sends the code and the files
+            it names to Anthropic.
+            <button type="button" onClick={() => void run(true)}>
+              Run on Anthropic
+            </button>
+          </p>
+        )}
       </section>
     </main>
   );

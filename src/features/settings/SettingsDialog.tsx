@@ -3,6 +3,9 @@ import { listModels } from "../../providers/anthropic/client";
 import { DEFAULT_SETTINGS, type Settings } from "../../storage/settings";
 import { useSettings } from "./settings-context";
 
+/** Code execution tool versions the API knows, newest first. */
+const SANDBOX_TOOLS = ["code_execution_20260521", "code_execution_20260120", "code_execution_20250825", "code_execution_20250522"];
+
 /** The Settings dialog: every setting Kiln has, saved in IndexedDB. */
 export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const { settings, save } = useSettings();
@@ -44,7 +47,7 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     }
   };
 
-  const text = (key: "apiKey" | "model" | "baseUrl" | "packageBaseUrl" | "lockFileUrl") => ({
+  const text = (key: "apiKey" | "model" | "baseUrl" | "packageBaseUrl" | "lockFileUrl" | "sandboxTool") => ({
     value: draft[key],
     onChange: (event: { target: { value: string } }) => setDraft({ ...draft, [key]: event.target.value }),
   });
@@ -101,6 +104,15 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
               <option value="browser">browser only</option>
               <option value="provider">Anthropic's sandbox only</option>
             </select>
+          </label>
+          <label>
+            Code execution tool
+            <input placeholder={DEFAULT_SETTINGS.sandboxTool} list="kiln-sandbox-tools" {...text("sandboxTool")} />
+            <datalist id="kiln-sandbox-tools">
+              {SANDBOX_TOOLS.map((tool) => (
+                <option key={tool} value={tool} />
+              ))}
+            </datalist>
           </label>
         </fieldset>
         <fieldset>

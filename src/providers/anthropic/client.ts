@@ -1,4 +1,4 @@
-import Anthropic from "@anthropic-ai/sdk";
+import Anthropic, { toFile } from "@anthropic-ai/sdk";
 import type { ContentBlock, ProviderEvent, ProviderReply, TextBlock, ToolUseBlock, Usage } from "../../chat/types";
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -17,10 +17,16 @@ export interface ToolSpec {
   input_schema: { type: "object"; properties: Record<string, unknown>; required?: string[] };
 }
 
+/** Any content block in the API's own shape (server tool calls and their results, uploads). */
+export type ApiBlock = { type: string } & Record<string, unknown>;
+
 export interface StreamRequest {
   system: string;
-  messages: { role: "user" | "assistant"; content: ContentBlock[] }[];
-  tools: ToolSpec[];
+  messages: { role: "user" | "assistant"; content: (ContentBlock | ApiBlock)[] }[];
+  /** Client tools, or server tools such as `{type: "code_execution_20260521", name: "code_execution"}`. */
+  tools: (ToolSpec | ApiBlock)[];
+  /** The code execution container to reuse. */
+  container?: string;
   signal: AbortSignal;
   onEvent: (event: ProviderEvent) => void;
 }
@@ -58,6 +64,32 @@ export async function listModels(settings: ProviderSettings): Promise<string[]> 
   }
 }
 
+/** Upload a file with the Files API; returns its id. */
+export async function uploadFile(settings: ProviderSettings, name: string, data: Uint8Array, signal?: AbortSignal): Promise<string> {
+  try {
+    const file = await client(settings).files.upload({ file: await toFile(data, name) }, { signal });
+    return file.id;
+  } catch (error) {
+    throw describe(error, []);
+  }
+}
+
+/** A file's name and content, for a file that code execution created. */
+export async function downloadFile(
+  settings: ProviderSettings,
+  fileId: string,
+  signal?: AbortSignal,
+): Promise<{ name: string; data: Uint8Array }> {
+  try {
+    const api = client(settings);
+    const meta = await api.files.retrieveMetadata(fileId, {}, { signal });
+    const response = await api.files.download(fileId, {}, { signal });
+    return { name: meta.filename, data: new Uint8Array(await response.arrayBuffer()) };
+  } catch (error) {
+    throw describe(error, []);
+  }
+}
+
 /**
  * One assistant message, streamed. Retries 429/5xx/529 and dropped connections that
  * streamed nothing, with backoff; every other failure becomes a {@link ProviderError}.
@@ -88,14 +120,18 @@ async function streamOnce(
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let stopReason = "end_turn";
   let complete = false;
+  let container: ProviderReply["container"];
   const json: string[] = [];
+  /** Every block in order, in the API's shape, as a `pause_turn` continuation must send them back. */
+  const raw: ApiBlock[] = [];
   const stream = await client(settings).messages.create(
     {
       model: settings.model,
       max_tokens: settings.maxTokens,
       system: request.system,
       messages: request.messages as Anthropic.MessageParam[],
-      tools: request.tools as Anthropic.Tool[],
+      tools: request.tools as Anthropic.ToolUnion[],
+      ...(request.container ? { container: request.container } : {}),
       stream: true,
     },
     { signal: request.signal },
@@ -110,6 +146,7 @@ async function streamOnce(
         const block = event.content_block;
         if (block.type === "text") blocks[event.index] = { type: "text", text: block.text };
         else if (block.type === "tool_use") blocks[event.index] = { type: "tool_use", id: block.id, name: block.name, input: {} };
+        raw[event.index] = { ...(block as unknown as ApiBlock) };
         json[event.index] = "";
         break;
       }
@@ -125,15 +162,22 @@ async function streamOnce(
       }
       case "content_block_stop": {
         const block = blocks[event.index];
-        if (block?.type === "tool_use") block.input = json[event.index] ? JSON.parse(json[event.index]) : {};
+        const input: unknown = json[event.index] ? JSON.parse(json[event.index]) : undefined;
+        if (block?.type === "tool_use") block.input = input ?? {};
+        const whole = raw[event.index];
+        if (whole?.type === "text" && block?.type === "text") whole.text = block.text;
+        else if (whole && input !== undefined) whole.input = input;
         if (block) request.onEvent({ type: "block", index: event.index, block });
         break;
       }
-      case "message_delta":
+      case "message_delta": {
         if (event.delta.stop_reason) stopReason = event.delta.stop_reason;
+        const delta = event.delta as { container?: { id: string; expires_at: string } | null };
+        if (delta.container) container = { id: delta.container.id, expiresAt: delta.container.expires_at };
         usage.outputTokens = event.usage.output_tokens;
         if (event.usage.input_tokens != null) usage.inputTokens = event.usage.input_tokens;
         break;
+      }
       case "message_stop":
         complete = true;
         break;
@@ -142,7 +186,7 @@ async function streamOnce(
   // An aborted or cut stream can end without an error: only message_stop means complete.
   if (request.signal.aborted) throw new ProviderError("Stopped.", "aborted", blocks.filter(Boolean));
   if (!complete) throw new ProviderError("The connection to the API was lost mid-answer.", "network", blocks.filter(Boolean));
-  return { content: blocks.filter(Boolean), stopReason, usage };
+  return { content: blocks.filter(Boolean), blocks: raw.filter(Boolean), stopReason, usage, ...(container ? { container } : {}) };
 }
 
 function describe(cause: unknown, partial: (TextBlock | ToolUseBlock)[]): ProviderError {

@@ -176,12 +176,12 @@ def _guarded_import_names(tree):
     return guarded
 
 
-def classify_imports(code, lock_imports):
-    """Sort a cell's imports: what to load from the lock file, what exists nowhere.
+def import_names(code):
+    """The top-level modules a cell imports, and which of them this interpreter can import now.
 
-    ``lock_imports`` maps an import name to the lock file package that provides it.
-    Returns ``{"load": [package names], "missing": [module names]}``; a syntax error
-    yields nothing, so the run itself reports it.
+    Imports inside ``try`` blocks that handle ImportError are left out: the code copes
+    without them. Returns ``{"imports": [...], "available": [...]}``; a syntax error yields
+    nothing, so the run itself reports it.
     """
     import importlib.util
 
@@ -191,20 +191,35 @@ def classify_imports(code, lock_imports):
         names = find_imports(code)
         guarded = _guarded_import_names(ast.parse(code))
     except SyntaxError:
-        return {"load": [], "missing": []}
-    load, missing = [], []
+        return {"imports": [], "available": []}
+    imports, available = [], []
     for name in names:
-        if name in sys.modules:
+        if name in guarded:
             continue
-        if name in lock_imports:
-            package = lock_imports[name]
-            if package not in load and importlib.util.find_spec(name) is None:
-                load.append(package)
-            continue
+        imports.append(name)
         try:
-            found = importlib.util.find_spec(name) is not None
+            found = name in sys.modules or importlib.util.find_spec(name) is not None
         except (ImportError, ValueError):
             found = False
-        if not found and name not in guarded:
+        if found:
+            available.append(name)
+    return {"imports": imports, "available": available}
+
+
+def classify_imports(code, lock_imports):
+    """Sort a cell's imports: what to load from the lock file, what exists nowhere.
+
+    ``lock_imports`` maps an import name to the lock file package that provides it.
+    Returns ``{"load": [package names], "missing": [module names]}``.
+    """
+    found = import_names(code)
+    available = set(found["available"])
+    load, missing = [], []
+    for name in found["imports"]:
+        if name in lock_imports:
+            package = lock_imports[name]
+            if name not in available and package not in load:
+                load.append(package)
+        elif name not in available:
             missing.append(name)
     return {"load": load, "missing": missing}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { missingModules, moduleNotFound, route, routeAfterBrowserError, type RouteInput } from "./route";
+
+const lockImports = new Set(["numpy", "pandas", "kilntiny"]);
+const input = (imports: string[], available: string[], rest: Partial<RouteInput> = {}): RouteInput => ({
+  imports: { imports, available },
+  lockImports,
+  backend: "auto",
+  hasKey: true,
+  ...rest,
+});
+
+describe("route", () => {
+  it("keeps standard library, lock file and local modules in the browser", () => {
+    expect(route(input(["json", "numpy", "mymodule"], ["json", "mymodule"]))).toEqual({ where: "browser" });
+    expect(route(input([], []))).toEqual({ where: "browser" });
+  });
+
+  it("sends code importing a module the browser lacks to the provider in auto mode", () => {
+    const decision = route(input(["torch", "numpy", "json"], ["json"]));
+    expect(decision).toEqual({ where: "provider", reason: "torch is not available in the browser", modules: ["torch"] });
+    expect(route(input(["torch", "tensorflow"], []))).toMatchObject({
+      where: "provider",
+      reason: "torch, tensorflow are not available in the browser",
+    });
+  });
+
+  it("without a key, says the run is unavailable and what would make it work", () => {
+    const decision = route(input(["torch"], [], { hasKey: false }));
+    expect(decision.where).toBe("unavailable");
+    expect(decision).toMatchObject({ modules: ["torch"] });
+    expect((decision as { reason: string }).reason).toMatch(/torch is not available in the browser\. Add an Anthropic API key in Settings/);
+  });
+
+  it("asks first where code must not leave the browser unasked", () => {
+    const decision = route(input(["torch"], [], { askFirst: true }));
+    expect(decision).toEqual({
+      where: "unavailable",
+      reason: "torch is not available in the browser. Press Run on Anthropic to run it on Anthropic's sandbox.",
+      modules: ["torch"],
+    });
+  });
+
+  it("browser mode never routes to the provider", () => {
+    expect(route(input(["torch"], [], { backend: "browser" }))).toEqual({ where: "browser" });
+  });
+
+  it("provider mode always routes to the provider, even for plain code", () => {
+    expect(route(input([], [], { backend: "provider" }))).toMatchObject({ where: "provider", modules: [] });
+    expect(route(input(["json"], ["json"], { backend: "provider", hasKey: false })).where).toBe("unavailable");
+  });
+
+  it("finds the missing modules", () => {
+    expect(missingModules({ imports: { imports: ["a", "numpy", "b"], available: ["b"] }, lockImports })).toEqual(["a"]);
+  });
+});
+
+describe("after a browser ModuleNotFoundError", () => {
+  const error = (evalue: string) => ({ ename: "ModuleNotFoundError", evalue, traceback: "" });
+  const rest = { lockImports, backend: "auto" as const, hasKey: true };
+
+  it("reads the module name", () => {
+    expect(moduleNotFound(error("No module named 'torch'"))).toBe("torch");
+    expect(moduleNotFound(error("No module named 'torch.nn'"))).toBe("torch");
+    expect(moduleNotFound({ ename: "ValueError", evalue: "No module named 'x'", traceback: "" })).toBeUndefined();
+    expect(moduleNotFound(undefined)).toBeUndefined();
+  });
+
+  it("retries once on the provider for a module that is nowhere in the browser", () => {
+    expect(routeAfterBrowserError(error("No module named 'torch'"), rest)).toMatchObject({ where: "provider", modules: ["torch"] });
+    expect(routeAfterBrowserError(error("No module named 'numpy'"), rest)).toEqual({ where: "browser" });
+    expect(routeAfterBrowserError(error("No module named 'torch'"), { ...rest, backend: "browser" })).toEqual({ where: "browser" });
+    expect(routeAfterBrowserError(error("No module named 'torch'"), { ...rest, hasKey: false }).where).toBe("unavailable");
+  });
+});

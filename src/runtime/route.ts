@@ -1,0 +1,70 @@
+import type { ImportReport, PythonError } from "../../workers/python-api";
+
+export type Backend = "auto" | "browser" | "provider";
+
+export interface RouteInput {
+  /** What the code imports, and which of those the browser interpreter already has. */
+  imports: ImportReport;
+  /** Import names that Pyodide's lock file provides. */
+  lockImports: ReadonlySet<string>;
+  backend: Backend;
+  /** Whether an API key is set, so Anthropic's sandbox can be used. */
+  hasKey: boolean;
+  /** Never send code to the sandbox unasked (the Playground): say how to do it instead. */
+  askFirst?: boolean;
+}
+
+export type Route =
+  | { where: "browser" }
+  | { where: "provider"; reason: string; modules: string[] }
+  | { where: "unavailable"; reason: string; modules: string[] };
+
+const NO_KEY = "Add an Anthropic API key in Settings to run such code on Anthropic's sandbox.";
+const ASK = "Press Run on Anthropic to run it on Anthropic's sandbox.";
+
+/** Where a run would go to the provider: there, or `unavailable` with what would make it work. */
+function provider(input: Omit<RouteInput, "imports">, reason: string, modules: string[], why: string): Route {
+  if (!input.hasKey) return { where: "unavailable", reason: `${why}. ${NO_KEY}`, modules };
+  if (input.askFirst) return { where: "unavailable", reason: `${why}. ${ASK}`, modules };
+  return { where: "provider", reason, modules };
+}
+
+/** Modules the browser can provide neither from the interpreter nor from the lock file. */
+export function missingModules({ imports, lockImports }: Pick<RouteInput, "imports" | "lockImports">): string[] {
+  const available = new Set(imports.available);
+  return imports.imports.filter((name) => !available.has(name) && !lockImports.has(name));
+}
+
+const list = (names: string[]) => names.join(", ");
+const notInBrowser = (names: string[]) => `${list(names)} ${names.length > 1 ? "are" : "is"} not available in the browser`;
+
+/** Where a run goes, decided from its imports, the lock file and the settings alone. */
+export function route(input: RouteInput): Route {
+  const missing = missingModules(input);
+  if (input.backend === "browser") return { where: "browser" };
+  if (input.backend === "provider") {
+    return provider(input, "the Backend setting is provider", missing, "The Backend setting is provider");
+  }
+  if (!missing.length) return { where: "browser" };
+  return provider(input, notInBrowser(missing), missing, notInBrowser(missing));
+}
+
+/** The module named by a `ModuleNotFoundError`, if that is what the run failed with. */
+export function moduleNotFound(error: PythonError | undefined): string | undefined {
+  if (error?.ename !== "ModuleNotFoundError") return undefined;
+  const match = /No module named '([^'.]+)/.exec(error.evalue);
+  return match?.[1];
+}
+
+/**
+ * After a browser run failed with `ModuleNotFoundError` (an import the code made at run
+ * time, which no static look could see): whether to try once more on the provider.
+ */
+export function routeAfterBrowserError(
+  error: PythonError | undefined,
+  input: Omit<RouteInput, "imports">,
+): Route {
+  const name = moduleNotFound(error);
+  if (!name || input.backend !== "auto" || input.lockImports.has(name)) return { where: "browser" };
+  return provider(input, notInBrowser([name]), [name], notInBrowser([name]));
+}
