@@ -154,5 +154,7 @@ export interface PythonWorkerApi {
   /** Every file under the working directory. */
   listFiles(): FileInfo[];
   readFile(path: string): Uint8Array;
-  writeFile(path: string, data: Uint8Array): void;
+  /** Write (or with `append`, add to) a file, creating its folders. */
+  writeFile(path: string, data: Uint8Array, append?: boolean): void;
+  deleteFile(path: string): void;
 }

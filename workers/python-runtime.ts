@@ -211,7 +211,8 @@ export class PythonRuntime {
     const files: FileInfo[] = [];
     const walk = (dir: string, prefix: string) => {
       for (const name of fs.readdir(dir) as string[]) {
-        if (name === "." || name === "..") continue;
+        // Hidden files and folders (caches, settings) are not the person's files.
+        if (name.startsWith(".")) continue;
         const full = `${dir}/${name}`;
         const stat = fs.stat(full) as { mode: number; size: number; mtime: Date | number };
         if (fs.isDir(stat.mode)) walk(full, `${prefix}${name}/`);
@@ -229,10 +230,25 @@ export class PythonRuntime {
     return Comlink.transfer(bytes, [bytes.buffer as ArrayBuffer]);
   }
 
-  writeFile(path: string, data: Uint8Array): void {
+  writeFile(path: string, data: Uint8Array, append = false): void {
+    const fs = this.pyodide.FS;
     const full = this.resolve(path);
-    this.pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
-    this.pyodide.FS.writeFile(full, data);
+    fs.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+    if (!append) {
+      fs.writeFile(full, data);
+      return;
+    }
+    const stream = fs.open(full, "a");
+    try {
+      fs.write(stream, data, 0, data.length);
+    } finally {
+      fs.close(stream);
+    }
+  }
+
+  deleteFile(path: string): void {
+    const full = this.resolve(path);
+    if (this.pyodide.FS.analyzePath(full).exists) this.pyodide.FS.unlink(full);
   }
 
   /** An outside file name as an absolute path inside the working directory. */

@@ -1,3 +1,4 @@
+import * as Comlink from "comlink";
 import type {
   FileInfo,
   ImportReport,
@@ -68,6 +69,10 @@ export class PythonSession {
   private snapshot = emptySnapshot();
   private runs = 0;
   private disposed = false;
+  /** Runs on every new worker before it takes any call (puts the person's files back). */
+  private workerSetup: ((api: WorkerHandle["api"]) => Promise<void>) | undefined;
+  /** Each worker's start-up, setup included. */
+  private readonly prepared = new WeakMap<WorkerHandle, Promise<RuntimeInfo>>();
 
   constructor(private config: SessionConfig) {
     this.current = this.adopt(takeWorker(config), "Loading Python…");
@@ -79,7 +84,32 @@ export class PythonSession {
 
   /** Resolves when Python is ready (rejects if it could not start). */
   get ready(): Promise<RuntimeInfo> {
-    return this.current.ready;
+    return this.whenReady(this.current);
+  }
+
+  /**
+   * Work every worker of this session needs before it runs anything, now and after each
+   * restart or replacement (a failure is logged, never fatal).
+   */
+  setWorkerSetup(setup: (api: WorkerHandle["api"]) => Promise<void>): void {
+    this.workerSetup = setup;
+    const worker = this.current;
+    this.prepared.set(worker, this.prepare(worker));
+  }
+
+  private whenReady(worker: WorkerHandle): Promise<RuntimeInfo> {
+    let ready = this.prepared.get(worker);
+    if (!ready) {
+      ready = this.prepare(worker);
+      this.prepared.set(worker, ready);
+    }
+    return ready;
+  }
+
+  private async prepare(worker: WorkerHandle): Promise<RuntimeInfo> {
+    const info = await worker.ready;
+    await this.workerSetup?.(worker.api).catch((error: unknown) => console.error("Worker setup failed.", error));
+    return info;
   }
 
   subscribe(listener: (state: SessionState) => void): () => void {
@@ -128,7 +158,7 @@ export class PythonSession {
   /** Bring back state saved earlier (after a reload). Returns which names came back. */
   restoreState(snapshot: SessionSnapshot): Promise<RestoreReport> {
     const next = this.queue.then(async () => {
-      await this.current.ready;
+      await this.ready;
       this.snapshot = snapshot;
       return this.current.api.restore(snapshot);
     });
@@ -138,23 +168,28 @@ export class PythonSession {
 
   /** What `code` imports and which of those this interpreter has (nothing is run). */
   async imports(code: string): Promise<ImportReport> {
-    await this.current.ready;
+    await this.ready;
     return this.current.api.imports(code);
   }
 
   async listFiles(): Promise<FileInfo[]> {
-    await this.current.ready;
+    await this.ready;
     return this.current.api.listFiles();
   }
 
   async readFile(path: string): Promise<Uint8Array> {
-    await this.current.ready;
+    await this.ready;
     return this.current.api.readFile(path);
   }
 
-  async writeFile(path: string, data: Uint8Array): Promise<void> {
-    await this.current.ready;
-    await this.current.api.writeFile(path, data);
+  async writeFile(path: string, data: Uint8Array, append = false): Promise<void> {
+    await this.ready;
+    await this.current.api.writeFile(path, Comlink.transfer(data, [data.buffer as ArrayBuffer]), append);
+  }
+
+  async deleteFile(path: string): Promise<void> {
+    await this.ready;
+    await this.current.api.deleteFile(path);
   }
 
   /** Give the person's answer to a waiting `input()`; null cancels it. */
@@ -167,7 +202,7 @@ export class PythonSession {
     this.interrupt();
     this.snapshot = emptySnapshot();
     this.swap("Restarting Python…");
-    return this.current.ready;
+    return this.ready;
   }
 
   dispose(): void {
@@ -186,7 +221,7 @@ export class PythonSession {
   private adopt(worker: WorkerHandle, message: string): WorkerHandle {
     worker.onEvent = (event) => this.onWorkerEvent(worker, event);
     this.setState({ kind: "loading", message });
-    worker.ready.then(
+    this.whenReady(worker).then(
       (info) => {
         if (this.current !== worker) return;
         if (!this.active) this.setState({ kind: "ready", info });
@@ -213,7 +248,7 @@ export class PythonSession {
   private async recover(): Promise<RestoreReport> {
     const worker = this.swap("Python stopped; restoring your variables…");
     try {
-      await worker.ready;
+      await this.whenReady(worker);
       const report = await worker.api.restore(this.snapshot);
       if (this.current === worker && !this.active) this.setState({ kind: "ready", info: await worker.ready });
       return report;
@@ -244,7 +279,7 @@ export class PythonSession {
     const worker = this.current;
     let info: RuntimeInfo;
     try {
-      info = await worker.ready;
+      info = await this.whenReady(worker);
     } catch (error) {
       return {
         status: "crashed",
@@ -295,7 +330,7 @@ export class PythonSession {
       clearTimeout(run.hardStop);
       this.active = undefined;
       if (this.current.alive) {
-        this.current.ready.then(
+        this.whenReady(this.current).then(
           (ready) => {
             if (!this.active && this.current.alive) this.setState({ kind: "ready", info: ready });
           },

@@ -16,13 +16,15 @@ export async function saveConversation(conversation: Conversation): Promise<void
 /** A conversation with its messages and interpreter state, gone for good. */
 export async function deleteConversation(id: string): Promise<void> {
   const db = await openAppDb();
-  const tx = db.transaction(["conversations", "messages", "interpreterState", "sandboxes"], "readwrite");
+  const tx = db.transaction(["conversations", "messages", "interpreterState", "sandboxes", "files"], "readwrite");
   const keys = await tx.objectStore("messages").index("conversationId").getAllKeys(id);
+  const files = await tx.objectStore("files").index("scope").getAllKeys(`chat:${id}`);
   await Promise.all([
     tx.objectStore("conversations").delete(id),
     ...keys.map((key) => tx.objectStore("messages").delete(key)),
     tx.objectStore("interpreterState").delete(id),
     tx.objectStore("sandboxes").delete(`chat:${id}`),
+    ...files.map((key) => tx.objectStore("files").delete(key)),
   ]);
   await tx.done;
 }

@@ -6,6 +6,17 @@ import type { SandboxState } from "../runtime/run-code";
 
 export const DB_NAME = "kiln";
 
+/** One of the person's files, in a scope (`chat:<id>` or `playground`). */
+export interface StoredFile {
+  scope: string;
+  /** Relative to the working directory, `/`-separated. */
+  path: string;
+  data: Blob;
+  size: number;
+  /** When it last changed, ms since the epoch. */
+  modifiedAt: number;
+}
+
 export interface PlaygroundRecord {
   code: string;
   outputs: OutputItem[];
@@ -22,6 +33,8 @@ export interface AppDbSchema extends DBSchema {
   interpreterState: { key: string; value: SessionSnapshot };
   /** Each scope's Anthropic sandbox: container and uploads. Keyed like sessions (`chat:<id>`, `playground`). */
   sandboxes: { key: string; value: SandboxState };
+  /** The person's files, put back into the interpreter whenever a worker starts. */
+  files: { key: [string, string]; value: StoredFile; indexes: { scope: string } };
 }
 
 export type AppDb = IDBPDatabase<AppDbSchema>;
@@ -43,6 +56,7 @@ export function openAppDb(): Promise<AppDb> {
       }
       if (oldVersion < 3) {
         db.createObjectStore("sandboxes");
+        db.createObjectStore("files", { keyPath: ["scope", "path"] }).createIndex("scope", "scope");
       }
     },
   });

@@ -7,11 +7,14 @@ import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage }
 import { providerSettings, PYTHON_VERSION, type Settings } from "../../storage/settings";
 import { sandboxAccess } from "../../storage/sandboxes";
 import { runCode } from "../../runtime/run-code";
+import { getSessionFiles } from "../../runtime/session-files";
+import type { PythonSession } from "../../runtime/python-session";
 
 /** Conversations whose interpreter was already brought back on this page. */
 const restoredOnThisPage = new Set<string>();
 
 export interface ConversationView {
+  session: PythonSession;
   messages: ChatMessage[];
   busy: boolean;
   /** A line about retries, the interpreter coming back, or a failure outside any message. */
@@ -39,7 +42,9 @@ export function useConversation(
   const abort = useRef<AbortController | null>(null);
   const lastSaved = useRef(new Map<string, number>());
   const config = useMemo(() => sessionConfig(settings, false), [settings]);
-  const session = getSession(`chat:${conversationId}`, config);
+  const scope = `chat:${conversationId}`;
+  const session = getSession(scope, config);
+  const files = getSessionFiles(scope, session);
   const id = conversationId;
   useEffect(() => session.configure(config), [session, config]);
 
@@ -93,15 +98,18 @@ export function useConversation(
           conversationId: id,
           history: [...history],
           provider: providerSettings(settings),
-          runCode: (code, onEvent) =>
-            runCode(code, {
+          runCode: async (code, onEvent) => {
+            const result = await runCode(code, {
               session,
               backend: settings.backend,
-              sandbox: sandboxAccess(settings, `chat:${id}`),
+              sandbox: sandboxAccess(settings, scope),
               deadlineMs: config.timeoutMs,
               signal: controller.signal,
               onEvent,
-            }),
+            });
+            await files.sync();
+            return result;
+          },
           pythonVersion: PYTHON_VERSION,
           signal: controller.signal,
           nextSeq: () => ++seq,
@@ -127,7 +135,7 @@ export function useConversation(
         }));
       }
     },
-    [config, id, onConversationChange, session, settings, update],
+    [config, files, id, onConversationChange, scope, session, settings, update],
   );
 
   const send = useCallback(
@@ -161,5 +169,5 @@ export function useConversation(
     session.interrupt();
   }, [session]);
 
-  return { messages, busy, notice, send, retry, stop };
+  return { session, messages, busy, notice, send, retry, stop };
 }

@@ -8,6 +8,8 @@ import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
 import { loadPlayground, savePlayground } from "../../storage/playground";
 import { useSettings } from "../settings/settings-context";
+import { FilesPanel } from "../files/FilesPanel";
+import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
 import { RunStatusLine } from "./RunStatusLine";
 
 const WELCOME = `# Python in your browser tab: no key, no install.
@@ -21,6 +23,7 @@ export function Playground() {
   const { settings, loaded } = useSettings();
   const config = useMemo(() => (loaded ? sessionConfig(settings, true) : null), [loaded, settings]);
   const { session, state } = usePythonSession("playground", config);
+  const { files, state: filesState } = useSessionFiles("playground", session);
   const [code, setCode] = useState<string | null>(null);
   const [outputs, setOutputs] = useState<OutputItem[]>([]);
   const [running, setRunning] = useState(false);
@@ -73,6 +76,7 @@ export function Playground() {
         },
       });
       stopSandbox.current = undefined;
+      await files?.sync();
       items = applyResult(items, result);
       setOutputs(items);
       setRunning(false);
@@ -80,7 +84,7 @@ export function Playground() {
       if (result.status === "unavailable" && !result.sandbox && settings.apiKey) setOfferSandbox(source);
       void persist(source, items);
     },
-    [session, config, running, code, settings],
+    [session, files, config, running, code, settings],
   );
 
   const onAnswer = useCallback(
@@ -92,7 +96,7 @@ export function Playground() {
   );
 
   return (
-    <main className="playground">
+    <main className="playground" {...fileDropTarget(files)}>
       <div className="toolbar">
         <button type="button" onClick={() => void run()} disabled={!session || running || code === null}>
           Run
@@ -132,6 +136,7 @@ export function Playground() {
           </p>
         )}
       </section>
+      <FilesPanel files={files} state={filesState} />
     </main>
   );
 }

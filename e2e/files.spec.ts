@@ -1,0 +1,68 @@
+import { readFileSync } from "node:fs";
+import { expect, test, type Page } from "@playwright/test";
+import { openPlayground, output, run } from "./support/playground";
+
+const filesList = (page: Page) => page.getByRole("list", { name: "Files" });
+
+async function upload(page: Page, files: { name: string; mimeType: string; buffer: Buffer }[]) {
+  const chooser = page.waitForEvent("filechooser");
+  await page.getByRole("button", { name: "Upload files" }).click();
+  await (await chooser).setFiles(files);
+}
+
+test("an uploaded CSV is read by Python, a result file is downloaded, and both survive a reload", async ({ page }) => {
+  await openPlayground(page);
+  const csv = "city,temp\nOslo,4\nLima,19\nCairo,27\n";
+  await upload(page, [{ name: "weather data.csv", mimeType: "text/csv", buffer: Buffer.from(csv) }]);
+  await expect(filesList(page).getByRole("listitem").filter({ hasText: "weather data.csv" })).toContainText("34 bytes");
+
+  await run(
+    page,
+    [
+      "import csv",
+      "rows = list(csv.DictReader(open('weather data.csv')))",
+      "mean = sum(int(r['temp']) for r in rows) / len(rows)",
+      "open('summary.txt', 'w').write(f'mean temp {mean:.1f}\\n')",
+      "print(len(rows), 'rows')",
+    ].join("\n"),
+  );
+  await expect(output(page)).toContainText("3 rows");
+  // Files that Python creates appear without a manual refresh.
+  const summary = filesList(page).getByRole("listitem").filter({ hasText: "summary.txt" });
+  await expect(summary).toBeVisible();
+
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Download summary.txt" }).click();
+  const saved = await (await download).path();
+  expect(readFileSync(saved, "utf8")).toBe("mean temp 16.7\n");
+
+  await page.reload();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(2);
+  await run(page, "print(open('weather data.csv').read().splitlines()[2], open('summary.txt').read().strip())");
+  await expect(output(page)).toContainText("Lima,19 mean temp 16.7");
+});
+
+test("file names with spaces, Unicode and path tricks stay inside the working directory", async ({ page }) => {
+  await openPlayground(page);
+  await upload(page, [
+    { name: "../escape.txt", mimeType: "text/plain", buffer: Buffer.from("one") },
+    { name: "résumé été ☀.txt", mimeType: "text/plain", buffer: Buffer.from("two") },
+  ]);
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(2);
+  await run(page, "import os\nprint(sorted(os.listdir('.')), os.path.exists('/home/escape.txt'))");
+  await expect(output(page)).toContainText("['escape.txt', 'résumé été ☀.txt'] False");
+});
+
+test("deleting a file removes it from Python's working directory and from the list", async ({ page }) => {
+  await openPlayground(page);
+  await upload(page, [{ name: "gone.txt", mimeType: "text/plain", buffer: Buffer.from("x") }]);
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
+  await page.getByRole("button", { name: "Delete gone.txt" }).click();
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(0);
+  await run(page, "import os\nprint(os.path.exists('gone.txt'))");
+  await expect(output(page)).toContainText("False");
+  await page.reload();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(0);
+});

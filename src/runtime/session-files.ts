@@ -1,0 +1,162 @@
+import * as Comlink from "comlink";
+import { safeRelativePath } from "../../workers/file-paths";
+import { deleteStoredFile, listStoredFiles, storeFile, type StoredFile } from "../storage/files";
+import { formatBytes } from "./output-model";
+import type { PythonSession } from "./python-session";
+
+/** What the Files list shows of one file. */
+export interface FileEntry {
+  path: string;
+  size: number;
+  modifiedAt: number;
+}
+
+export interface FilesState {
+  files: FileEntry[];
+  /** What is going on ("Uploading data.csv: 45%"), or empty. */
+  progress: string;
+  /** The last problem, for the person to read, or empty. */
+  problem: string;
+}
+
+/** Files move between the page and the worker in pieces this big, so neither side freezes. */
+const CHUNK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A scope's files (a conversation's, the Playground's): kept in IndexedDB, put into every
+ * worker of the session as it starts, and saved back after each run.
+ */
+export class SessionFiles {
+  private state: FilesState = { files: [], progress: "", problem: "" };
+  private readonly listeners = new Set<() => void>();
+  /** The worker's files as last seen: path → size and mtime. */
+  private seen = new Map<string, string>();
+  private work: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly scope: string,
+    private readonly session: PythonSession,
+  ) {
+    session.setWorkerSetup(async (api) => {
+      const stored = await listStoredFiles(scope);
+      for (const file of stored) {
+        for (let offset = 0; offset < file.size || offset === 0; offset += CHUNK_BYTES) {
+          const bytes = new Uint8Array(await file.data.slice(offset, offset + CHUNK_BYTES).arrayBuffer());
+          await api.writeFile(file.path, Comlink.transfer(bytes, [bytes.buffer]), offset > 0);
+        }
+      }
+      this.seen = new Map((await api.listFiles()).map((file) => [file.path, stamp(file)]));
+      this.publish({ files: stored.map(entry) });
+    });
+  }
+
+  get current(): FilesState {
+    return this.state;
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Add files the person picked or dropped: saved, then put into Python's working directory. */
+  upload(files: readonly File[]): Promise<void> {
+    return this.serial(async () => {
+      const problems: string[] = [];
+      const added = new Set<string>();
+      for (const file of files) {
+        const path = safeRelativePath(file.name);
+        if (!path) {
+          problems.push(`${JSON.stringify(file.name)} is not a usable file name.`);
+          continue;
+        }
+        try {
+          await storeFile({ scope: this.scope, path, data: file, size: file.size, modifiedAt: file.lastModified || Date.now() });
+        } catch (error) {
+          problems.push(error instanceof Error ? error.message : String(error));
+          continue;
+        }
+        for (let offset = 0; offset < file.size || offset === 0; offset += CHUNK_BYTES) {
+          const done = Math.min(100, Math.round((offset / Math.max(1, file.size)) * 100));
+          this.publish({ progress: `Uploading ${path}: ${done}% of ${formatBytes(file.size)}` });
+          const bytes = new Uint8Array(await file.slice(offset, offset + CHUNK_BYTES).arrayBuffer());
+          await this.session.writeFile(path, bytes, offset > 0);
+        }
+        added.add(path);
+      }
+      // Known as they are now, so the next sync does not read them back.
+      for (const file of await this.session.listFiles()) if (added.has(file.path)) this.seen.set(file.path, stamp(file));
+      await this.refresh(problems.join(" "));
+    });
+  }
+
+  /** Save what Python created, changed or deleted (call after each run). */
+  sync(): Promise<void> {
+    return this.serial(async () => {
+      const problems: string[] = [];
+      const now = await this.session.listFiles();
+      for (const file of now) {
+        if (this.seen.get(file.path) === stamp(file)) continue;
+        const data = await this.session.readFile(file.path);
+        try {
+          await storeFile({ scope: this.scope, path: file.path, data: new Blob([data as Uint8Array<ArrayBuffer>]), size: file.size, modifiedAt: file.mtimeMs });
+          this.seen.set(file.path, stamp(file));
+        } catch (error) {
+          problems.push(error instanceof Error ? error.message : String(error));
+        }
+      }
+      const present = new Set(now.map((file) => file.path));
+      for (const path of [...this.seen.keys()].filter((path) => !present.has(path))) {
+        await deleteStoredFile(this.scope, path);
+        this.seen.delete(path);
+      }
+      await this.refresh(problems.join(" "));
+    });
+  }
+
+  remove(path: string): Promise<void> {
+    return this.serial(async () => {
+      await deleteStoredFile(this.scope, path);
+      await this.session.deleteFile(path);
+      this.seen.delete(path);
+      await this.refresh("");
+    });
+  }
+
+  /** The saved content of a file, for downloading. */
+  async blob(path: string): Promise<Blob | undefined> {
+    return (await listStoredFiles(this.scope)).find((file) => file.path === path)?.data;
+  }
+
+  private async refresh(problem: string): Promise<void> {
+    this.publish({ files: (await listStoredFiles(this.scope)).map(entry), progress: "", problem });
+  }
+
+  private serial(task: () => Promise<void>): Promise<void> {
+    const next = this.work.then(task).catch((error: unknown) => {
+      this.publish({ progress: "", problem: error instanceof Error ? error.message : String(error) });
+    });
+    this.work = next;
+    return next;
+  }
+
+  private publish(change: Partial<FilesState>): void {
+    this.state = { ...this.state, ...change };
+    for (const listener of this.listeners) listener();
+  }
+}
+
+const stamp = (file: { size: number; mtimeMs: number }) => `${file.size}:${file.mtimeMs}`;
+const entry = (file: StoredFile): FileEntry => ({ path: file.path, size: file.size, modifiedAt: file.modifiedAt });
+
+const registry = new Map<string, SessionFiles>();
+
+/** The files of `scope`, tied to its session for the page's lifetime. */
+export function getSessionFiles(scope: string, session: PythonSession): SessionFiles {
+  let files = registry.get(scope);
+  if (!files) {
+    files = new SessionFiles(scope, session);
+    registry.set(scope, files);
+  }
+  return files;
+}
