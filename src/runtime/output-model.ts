@@ -74,7 +74,7 @@ export function applyResult(items: readonly OutputItem[], result: RunResult): Ou
   );
   if (result.sandbox) next.unshift({ kind: "notice", tone: "sandbox", text: sandboxBadge(result.sandbox.reason) });
   if (result.value) next.push({ kind: "value", data: result.value });
-  if (result.error && result.status !== "interrupted" && result.status !== "timeout") {
+  if (result.error && ((result.status !== "interrupted" && result.status !== "timeout") || result.sandbox)) {
     next.push({ kind: "error", error: result.error });
   }
   for (const note of result.sandbox?.notes ?? []) next.push({ kind: "notice", tone: "warning", text: note });
@@ -99,6 +99,7 @@ export function statusLine(result: RunResult): string | undefined {
     case "interrupted":
     case "timeout": {
       const what = result.status === "timeout" ? "Timed out" : "Interrupted";
+      if (result.sandbox) return `${what} after ${formatDuration(result.durationMs)}.`;
       const how = restored ? " Python did not stop, so it was restarted." : " Variables are kept.";
       return `${what} after ${formatDuration(result.durationMs)}.${how}${restored}`;
     }

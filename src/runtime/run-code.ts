@@ -169,8 +169,11 @@ async function runOnSandbox(code: string, reason: string, access: SandboxAccess,
     emit("stderr", stderr);
 
     const brought: string[] = [];
+    const sent = new Set(files.map((file) => file.sha256));
     for (const fileId of reply.fileIds) {
       const file = await downloadFile(access.settings, fileId, controller.signal);
+      // The person's own files, copied into place on the sandbox, are not news.
+      if (sent.has(await sha256(file.data))) continue;
       await options.session.writeFile(file.name, file.data);
       brought.push(file.name);
     }

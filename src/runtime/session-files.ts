@@ -76,6 +76,8 @@ export class SessionFiles {
           problems.push(error instanceof Error ? error.message : String(error));
           continue;
         }
+        // Listed as soon as it is saved, even while Python is still starting.
+        await this.refresh(problems.join(" "));
         for (let offset = 0; offset < file.size || offset === 0; offset += CHUNK_BYTES) {
           const done = Math.min(100, Math.round((offset / Math.max(1, file.size)) * 100));
           this.publish({ progress: `Uploading ${path}: ${done}% of ${formatBytes(file.size)}` });

@@ -179,8 +179,12 @@ export async function runInSandbox(request: SandboxRequest): Promise<SandboxRepl
     try {
       return { ...(await converse(request, container, containerReset)), containerReset };
     } catch (cause) {
+      // The API refuses an expired or unknown container (400, or 404/500 in some versions).
       const expired =
-        container && cause instanceof ProviderError && (cause.kind === "invalid" || cause.kind === "model") && /container/i.test(cause.message);
+        container &&
+        cause instanceof ProviderError &&
+        (cause.kind === "invalid" || cause.kind === "model" || cause.kind === "server") &&
+        /container/i.test(cause.message);
       if (!expired) throw cause;
       container = undefined;
       containerReset = true;
