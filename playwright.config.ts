@@ -2,6 +2,8 @@ import { defineConfig } from "@playwright/test";
 import { chromiumLaunchOptions } from "./e2e/support/chromium.ts";
 
 const PORT = 4173;
+// Lets tests see (and cut off) the service worker's own requests when they go offline.
+process.env.PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS = "1";
 
 export default defineConfig({
   testDir: "e2e",
@@ -19,6 +21,7 @@ export default defineConfig({
     browserName: "chromium",
     launchOptions: chromiumLaunchOptions(),
     trace: "retain-on-failure",
+    serviceWorkers: "allow",
   },
   webServer: {
     command: `npx vite preview --port ${PORT} --strictPort`,

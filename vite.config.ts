@@ -3,9 +3,41 @@ import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 import { pyodideCore } from "./vite/pyodide-core.ts";
 import { isolationHeaders } from "./vite/headers.ts";
+import { VitePWA } from "vite-plugin-pwa";
 
 export default defineConfig({
-  plugins: [react(), pyodideCore()],
+  plugins: [
+    react(),
+    pyodideCore(),
+    // Offline: a Workbox service worker precaches the app and Pyodide's core (see src/sw/sw.ts).
+    VitePWA({
+      strategies: "injectManifest",
+      srcDir: "src/sw",
+      filename: "sw.ts",
+      registerType: "prompt",
+      injectRegister: false,
+      manifest: {
+        name: "Kiln",
+        short_name: "Kiln",
+        description: "Run Python in your browser tab, with or without Claude.",
+        theme_color: "#c2410c",
+        background_color: "#ffffff",
+        display: "standalone",
+        start_url: ".",
+        icons: [
+          { src: "icon-192.png", sizes: "192x192", type: "image/png" },
+          { src: "icon-512.png", sizes: "512x512", type: "image/png" },
+          { src: "icon.svg", sizes: "any", type: "image/svg+xml", purpose: "any" },
+        ],
+      },
+      injectManifest: {
+        globPatterns: ["**/*.{html,js,mjs,css,svg,png,json,wasm,zip,webmanifest}"],
+        // Pyodide's WebAssembly and standard library are the big ones (about 10 MB together).
+        maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
+      },
+      devOptions: { enabled: false },
+    }),
+  ],
   worker: { format: "es" },
   server: { headers: isolationHeaders, cors: { origin: "*" } },
   preview: { headers: isolationHeaders, cors: { origin: "*" } },

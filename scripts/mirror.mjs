@@ -24,7 +24,7 @@ export function pinnedPyodideVersion(root = ROOT) {
   try {
     return JSON.parse(readFileSync(path.join(root, "node_modules/pyodide/package.json"), "utf8")).version;
   } catch {
-    const settings = readFileSync(path.join(root, "src/storage/settings.ts"), "utf8");
+    const settings = readFileSync(path.join(root, "src/versions.ts"), "utf8");
     const match = /PYODIDE_VERSION\s*=\s*"([^"]+)"/.exec(settings);
     if (!match) throw new MirrorError("Cannot tell which Pyodide version Kiln uses: run `npm install` first.");
     return match[1];

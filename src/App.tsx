@@ -3,6 +3,8 @@ import { ChatPage } from "./features/chat/ChatPage";
 import { Playground } from "./features/playground/Playground";
 import { SettingsDialog } from "./features/settings/SettingsDialog";
 import { SettingsProvider } from "./features/settings/settings-context";
+import { UpdatePrompt } from "./features/offline/UpdatePrompt";
+import { useOnline } from "./features/offline/use-online";
 
 type Route = "chat" | "playground";
 
@@ -13,6 +15,7 @@ function routeFromHash(): Route {
 export function App() {
   const [route, setRoute] = useState<Route>(routeFromHash);
   const [settingsOpen, setSettingsOpen] = useState(false);
+  const online = useOnline();
   useEffect(() => {
     const onHash = () => setRoute(routeFromHash());
     window.addEventListener("hashchange", onHash);
@@ -30,10 +33,16 @@ export function App() {
             Playground
           </a>
         </nav>
+        {!online && (
+          <span className="offline-badge" title="Python, your files and your conversations still work; Claude needs a network.">
+            Offline
+          </span>
+        )}
         <button type="button" className="settings-button" onClick={() => setSettingsOpen(true)}>
           Settings
         </button>
       </header>
+      <UpdatePrompt />
       {route === "chat" ? <ChatPage onOpenSettings={() => setSettingsOpen(true)} /> : <Playground />}
       <SettingsDialog open={settingsOpen} onClose={() => setSettingsOpen(false)} />
     </SettingsProvider>

@@ -141,9 +141,23 @@ export interface FileInfo {
   mtimeMs: number;
 }
 
+/** A response fetched by the page for the worker (see {@link PageFetch}). */
+export interface FetchedFile {
+  ok: boolean;
+  status: number;
+  contentType: string;
+  body: ArrayBuffer;
+}
+
+/**
+ * The page fetches Pyodide's files and packages for the worker: the worker's opaque origin
+ * keeps it out of the service worker's reach, the page's fetches are served offline.
+ */
+export type PageFetch = (url: string) => Promise<FetchedFile>;
+
 /** What the worker exposes over Comlink. */
 export interface PythonWorkerApi {
-  init(options: WorkerInit): Promise<RuntimeInfo>;
+  init(options: WorkerInit, pageFetch?: PageFetch): Promise<RuntimeInfo>;
   run(code: string, options: RunOptions): Promise<WorkerRunOutcome>;
   /** Cancel run `runId` if it is waiting in `await` (where SIGINT is not seen). */
   cancel(runId: number): boolean;

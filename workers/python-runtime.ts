@@ -5,6 +5,7 @@ import { OutputBatcher } from "./output-batcher";
 import type {
   FileInfo,
   ImportReport,
+  PageFetch,
   PythonError,
   RestoreReport,
   RunOptions,
@@ -65,12 +66,12 @@ export class PythonRuntime {
   private allowInput = false;
   private runId = 0;
 
-  async init(options: WorkerInit): Promise<RuntimeInfo> {
+  async init(options: WorkerInit, pageFetch?: PageFetch): Promise<RuntimeInfo> {
     this.interrupt = new Int32Array(options.interruptBuffer);
     this.stdinBuffer = options.stdinBuffer;
     this.events = options.events;
     this.batcher = new OutputBatcher((event) => this.post(event));
-    await this.initRuntime(options);
+    await this.initRuntime(options, pageFetch);
     this.initFilesystem();
     this.initPackageIndex();
     this.initKernel();
@@ -81,11 +82,21 @@ export class PythonRuntime {
     };
   }
 
-  private async initRuntime(options: WorkerInit): Promise<void> {
-    const module = (await import(/* @vite-ignore */ `${options.indexURL}pyodide.mjs`)) as {
-      loadPyodide: LoadPyodide;
-    };
+  private async initRuntime(options: WorkerInit, pageFetch?: PageFetch): Promise<void> {
+    let moduleUrl = `${options.indexURL}pyodide.mjs`;
+    let createPyodideModule: unknown;
+    if (pageFetch) {
+      const lockDir = options.lockFileURL ? new URL(".", options.lockFileURL).href : "";
+      routeFetchesThroughPage(pageFetch, [options.indexURL, options.packageBaseUrl, options.lockFileURL, lockDir]);
+      moduleUrl = await moduleFromPage(pageFetch, moduleUrl);
+      const asm = (await import(/* @vite-ignore */ await moduleFromPage(pageFetch, `${options.indexURL}pyodide.asm.mjs`))) as {
+        default: unknown;
+      };
+      createPyodideModule = asm.default;
+    }
+    const module = (await import(/* @vite-ignore */ moduleUrl)) as { loadPyodide: LoadPyodide };
     this.pyodide = await module.loadPyodide({
+      ...(createPyodideModule ? { createPyodideModule } : {}),
       indexURL: options.indexURL,
       ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
       packageBaseUrl: options.packageBaseUrl,
@@ -323,6 +334,29 @@ export class PythonRuntime {
     if (answer === null && Atomics.load(this.interrupt, 0) !== 0) this.pyodide.checkInterrupt();
     return answer ?? undefined;
   }
+}
+
+/**
+ * `fetch` for Pyodide's files and packages goes through the page (see {@link PageFetch});
+ * everything else, such as Python's own requests, goes to the network as before.
+ */
+function routeFetchesThroughPage(pageFetch: PageFetch, prefixes: string[]): void {
+  const allowed = prefixes.filter(Boolean);
+  const network = globalThis.fetch.bind(globalThis);
+  globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url, allowed[0]).href;
+    const method = init?.method ?? (input instanceof Request ? input.method : "GET");
+    if (method !== "GET" || !allowed.some((prefix) => url.startsWith(prefix))) return network(input, init);
+    const file = await pageFetch(url);
+    return new Response(file.body, { status: file.status, headers: { "content-type": file.contentType } });
+  };
+}
+
+/** A module fetched by the page, importable here (from a `blob:` URL). */
+async function moduleFromPage(pageFetch: PageFetch, url: string): Promise<string> {
+  const file = await pageFetch(url);
+  if (!file.ok) throw new Error(`Could not load ${url} (${file.status})`);
+  return URL.createObjectURL(new Blob([file.body], { type: "text/javascript" }));
 }
 
 function fatalMessage(error: unknown): string {

@@ -1,6 +1,6 @@
 import * as Comlink from "comlink";
 import workerUrl from "../../workers/python.worker.ts?worker&url";
-import type { PythonWorkerApi, RuntimeInfo, WorkerEvent } from "../../workers/python-api";
+import type { FetchedFile, PythonWorkerApi, RuntimeInfo, WorkerEvent } from "../../workers/python-api";
 import {
   answerStdin,
   createInterruptBuffer,
@@ -20,14 +20,50 @@ export function pyodideIndexUrl(): string {
   return new URL(`${import.meta.env.BASE_URL}pyodide/`, location.href).href;
 }
 
+let workerSource: Promise<string> | undefined;
+
 /**
- * Start a module worker with an opaque origin: its `data:` URL only imports the real
- * worker module. Code it runs cannot open the app's IndexedDB, storage or cookies.
+ * The worker's code for a `data:` URL. A `data:` worker has an opaque origin, so the page's
+ * service worker does not see its requests: the built worker (one self-contained module)
+ * is fetched by the page, which the service worker serves offline, and inlined. In dev, where
+ * the worker module imports others, the `data:` URL imports it instead.
  */
-function startOpaqueWorker(): Worker {
+function workerScript(): Promise<string> {
   const moduleUrl = new URL(workerUrl, location.href).href;
-  const source = `import ${JSON.stringify(moduleUrl)};`;
-  return new Worker(`data:text/javascript,${encodeURIComponent(source)}`, { type: "module", name: "kiln-python" });
+  if (import.meta.env.DEV) return Promise.resolve(`import ${JSON.stringify(moduleUrl)};`);
+  workerSource ??= fetch(moduleUrl).then((response) => {
+    if (!response.ok) throw new Error(`Could not load the Python worker (${response.status}).`);
+    return response.text();
+  });
+  workerSource.catch(() => (workerSource = undefined));
+  return workerSource;
+}
+
+/**
+ * Start a module worker with an opaque origin, from a `data:` URL: code it runs cannot
+ * open the app's IndexedDB, storage or cookies. It talks Comlink over `port`.
+ */
+async function startOpaqueWorker(port: MessagePort): Promise<Worker> {
+  const source = await workerScript();
+  const worker = new Worker(`data:text/javascript,${encodeURIComponent(source)}`, { type: "module", name: "kiln-python" });
+  worker.postMessage({ kilnPort: port }, [port]);
+  return worker;
+}
+
+/**
+ * Fetches for the worker, made by the page so the service worker can answer them offline:
+ * only Pyodide's core, the lock file and packages, never with credentials.
+ */
+function pageFetcher(config: WorkerConfig) {
+  const lockDir = config.lockFileUrl ? new URL(".", config.lockFileUrl).href : "";
+  const allowed = [pyodideIndexUrl(), config.packageBaseUrl, config.lockFileUrl, lockDir].filter(Boolean);
+  return Comlink.proxy(async (url: string): Promise<FetchedFile> => {
+    if (!allowed.some((prefix) => url.startsWith(prefix))) throw new Error(`Not a Pyodide or package URL: ${url}`);
+    const response = await fetch(url, { credentials: "omit" });
+    const body = await response.arrayBuffer();
+    const file = { ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body };
+    return Comlink.transfer(file, [body]);
+  });
 }
 
 /**
@@ -41,15 +77,16 @@ export class WorkerHandle {
   readonly gone: Promise<never>;
   /** Where this worker's events go; set by the session that owns it. */
   onEvent: (event: WorkerEvent) => void = () => undefined;
-  private readonly worker: Worker;
+  private worker: Worker | undefined;
   private readonly interruptBuffer = createInterruptBuffer();
   private readonly stdinBuffer = createStdinBuffer();
   private end: (reason: Error) => void = () => undefined;
   private ended = false;
 
   constructor(readonly config: WorkerConfig) {
-    this.worker = startOpaqueWorker();
-    this.api = Comlink.wrap<PythonWorkerApi>(this.worker);
+    // Comlink talks over a port, so calls can be made before the worker exists: they wait.
+    const rpc = new MessageChannel();
+    this.api = Comlink.wrap<PythonWorkerApi>(rpc.port1);
     this.gone = new Promise<never>((_, reject) => {
       this.end = (reason) => {
         this.ended = true;
@@ -57,10 +94,17 @@ export class WorkerHandle {
       };
     });
     this.gone.catch(() => undefined);
-    this.worker.addEventListener("error", (event) => {
-      event.preventDefault();
-      this.end(new Error(event.message || "The Python worker stopped unexpectedly."));
-    });
+    startOpaqueWorker(rpc.port2).then(
+      (worker) => {
+        this.worker = worker;
+        if (this.ended) worker.terminate();
+        worker.addEventListener("error", (event) => {
+          event.preventDefault();
+          this.end(new Error(event.message || "The Python worker stopped unexpectedly."));
+        });
+      },
+      (error: unknown) => this.end(error instanceof Error ? error : new Error(String(error))),
+    );
     const channel = new MessageChannel();
     channel.port1.onmessage = (message: MessageEvent<WorkerEvent>) => this.onEvent(message.data);
     const init = this.api.init(
@@ -75,6 +119,7 @@ export class WorkerHandle {
         },
         [channel.port2],
       ),
+      pageFetcher(config),
     );
     this.ready = Promise.race([init, this.gone]);
     this.ready.catch(() => undefined);
@@ -108,7 +153,7 @@ export class WorkerHandle {
     if (this.ended) return;
     this.end(new Error(reason));
     this.api[Comlink.releaseProxy]();
-    this.worker.terminate();
+    this.worker?.terminate();
   }
 }
 

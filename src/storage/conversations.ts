@@ -16,7 +16,7 @@ export async function saveConversation(conversation: Conversation): Promise<void
 /** A conversation with its messages and interpreter state, gone for good. */
 export async function deleteConversation(id: string): Promise<void> {
   const db = await openAppDb();
-  const tx = db.transaction(["conversations", "messages", "interpreterState", "sandboxes", "files"], "readwrite");
+  const tx = db.transaction(["conversations", "messages", "interpreterState", "sandboxes", "files", "drafts"], "readwrite");
   const keys = await tx.objectStore("messages").index("conversationId").getAllKeys(id);
   const files = await tx.objectStore("files").index("scope").getAllKeys(`chat:${id}`);
   await Promise.all([
@@ -25,6 +25,7 @@ export async function deleteConversation(id: string): Promise<void> {
     tx.objectStore("interpreterState").delete(id),
     tx.objectStore("sandboxes").delete(`chat:${id}`),
     ...files.map((key) => tx.objectStore("files").delete(key)),
+    tx.objectStore("drafts").delete(id),
   ]);
   await tx.done;
 }
@@ -48,4 +49,16 @@ export async function loadInterpreterState(conversationId: string): Promise<Sess
 export async function saveInterpreterState(conversationId: string, snapshot: SessionSnapshot): Promise<void> {
   const db = await openAppDb();
   await db.put("interpreterState", snapshot, conversationId);
+}
+
+export async function loadDraft(conversationId: string): Promise<string> {
+  const db = await openAppDb();
+  return (await db.get("drafts", conversationId)) ?? "";
+}
+
+/** Keep what the person is typing; an empty draft is removed. */
+export async function saveDraft(conversationId: string, text: string): Promise<void> {
+  const db = await openAppDb();
+  if (text) await db.put("drafts", text, conversationId);
+  else await db.delete("drafts", conversationId);
 }

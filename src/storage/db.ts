@@ -35,6 +35,8 @@ export interface AppDbSchema extends DBSchema {
   sandboxes: { key: string; value: SandboxState };
   /** The person's files, put back into the interpreter whenever a worker starts. */
   files: { key: [string, string]; value: StoredFile; indexes: { scope: string } };
+  /** What the person was typing in each conversation, not sent yet. */
+  drafts: { key: string; value: string };
 }
 
 export type AppDb = IDBPDatabase<AppDbSchema>;
@@ -57,6 +59,7 @@ export function openAppDb(): Promise<AppDb> {
       if (oldVersion < 3) {
         db.createObjectStore("sandboxes");
         db.createObjectStore("files", { keyPath: ["scope", "path"] }).createIndex("scope", "scope");
+        db.createObjectStore("drafts");
       }
     },
   });

@@ -1,9 +1,9 @@
 import type { ProviderSettings } from "../providers/anthropic/client";
 import { openAppDb } from "./db";
 
-export const PYODIDE_VERSION = "314.0.7";
-/** The Python that Pyodide runs (known before it has loaded, for Claude's tool description). */
-export const PYTHON_VERSION = "3.14";
+import { PYODIDE_VERSION } from "../versions";
+
+export { PYODIDE_VERSION, PYTHON_VERSION } from "../versions";
 
 /** Everything a person can set. Each field is documented in the README. */
 export interface Settings {

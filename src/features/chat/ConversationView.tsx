@@ -1,7 +1,9 @@
-import { useState, type KeyboardEvent } from "react";
+import { useEffect, useState, type KeyboardEvent } from "react";
 import { download, toMarkdown, toNotebook } from "../../chat/export";
 import type { Conversation } from "../../chat/types";
 import type { Settings } from "../../storage/settings";
+import { loadDraft, saveDraft } from "../../storage/conversations";
+import { useOnline } from "../offline/use-online";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
 import { MessageList } from "./MessageList";
@@ -18,12 +20,32 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
   const { session, messages, busy, notice, send, retry, stop } = useConversation(conversation.id, settings, onChange);
   const { files, state: filesState } = useSessionFiles(`chat:${conversation.id}`, session);
   const [draft, setDraft] = useState("");
+  const [draftLoaded, setDraftLoaded] = useState(false);
+  const online = useOnline();
   const needsKey = !settings.apiKey;
+
+  // The draft is kept in IndexedDB as it is typed: a reload, or being offline, loses nothing.
+  useEffect(() => {
+    let cancelled = false;
+    void loadDraft(conversation.id).then((text) => {
+      if (cancelled) return;
+      setDraft((current) => current || text);
+      setDraftLoaded(true);
+    });
+    return () => {
+      cancelled = true;
+    };
+  }, [conversation.id]);
+  useEffect(() => {
+    if (!draftLoaded) return;
+    const timer = setTimeout(() => void saveDraft(conversation.id, draft), 200);
+    return () => clearTimeout(timer);
+  }, [conversation.id, draft, draftLoaded]);
   const authProblem = messages[messages.length - 1]?.error?.includes("Settings");
 
   const submit = () => {
     const text = draft.trim();
-    if (!text || busy) return;
+    if (!text || busy || !online) return;
     setDraft("");
     void send(text);
   };
@@ -51,7 +73,13 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
           </button>
         </div>
         <MessageList messages={messages} busy={busy} onRetry={() => void retry()} />
-        {(needsKey || notice || authProblem) && (
+        {!online && (
+        <p className="chat-notice offline-notice" role="status">
+          You are offline: nothing is sent to Claude until you are back online, and your draft is kept. Python, the
+          Playground and your files work as usual.
+        </p>
+      )}
+      {online && (needsKey || notice || authProblem) && (
           <p className="chat-notice" role="status">
             {needsKey ? "Add your Anthropic API key in Settings to chat." : notice}
             {(needsKey || authProblem) && (
@@ -81,7 +109,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               Stop
             </button>
           ) : (
-            <button type="submit" disabled={!draft.trim()}>
+            <button type="submit" disabled={!draft.trim() || !online}>
               Send
             </button>
           )}

@@ -1,0 +1,64 @@
+import { expect, test, type BrowserContext, type Page, type Route } from "@playwright/test";
+import { openChat, requests, uniqueKey } from "./support/chat";
+import { useTestPackages } from "./support/fixtures";
+import { openPlayground, output, run } from "./support/playground";
+
+/** Offline for the page and for its service worker (whose requests `setOffline` alone misses). */
+async function goOffline(context: BrowserContext): Promise<void> {
+  await context.setOffline(true);
+  await context.route("**", (route: Route) =>
+    route.request().serviceWorker() ? route.abort("internetdisconnected") : route.continue(),
+  );
+}
+
+async function serviceWorkerInCharge(page: Page): Promise<void> {
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60_000 });
+}
+
+test("after one visit Kiln works offline: Python starts, runs, loads a package it loaded before, reads files", async ({
+  browser,
+}) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await openPlayground(page);
+  await serviceWorkerInCharge(page);
+  await useTestPackages(page);
+  await run(page, "import kilntiny\nprint(kilntiny.GREETING)");
+  const greeting = (await output(page).innerText()).trim();
+  expect(greeting).not.toBe("");
+  const chooser = page.waitForEvent("filechooser");
+  await page.getByRole("button", { name: "Upload files" }).click();
+  await (await chooser).setFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("written while online") });
+  await expect(page.getByRole("list", { name: "Files" })).toContainText("notes.txt");
+
+  await goOffline(context);
+  await page.reload();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(page.getByText("Offline", { exact: true })).toBeVisible();
+  // Served from the cache with the isolation headers: interrupts and input() still work.
+  expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+  await run(page, "import kilntiny\nprint(kilntiny.GREETING)\nprint(open('notes.txt').read())");
+  await expect(output(page)).toContainText(greeting);
+  await expect(output(page)).toContainText("written while online");
+  await context.close();
+});
+
+test("offline, the chat says so, sends nothing, and keeps the draft across a reload", async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const key = uniqueKey("offline");
+  await openChat(page, key);
+  await serviceWorkerInCharge(page);
+  await goOffline(context);
+  await page.reload();
+  await expect(page.getByRole("status").filter({ hasText: "You are offline" })).toBeVisible({ timeout: 30_000 });
+  const message = page.getByRole("textbox", { name: "Message" });
+  await message.fill("What is the median of my data?");
+  await expect(page.getByRole("button", { name: "Send" })).toBeDisabled();
+  await message.press("Enter");
+  await page.waitForTimeout(500); // let a send, if there were one, be on its way
+  await page.reload();
+  await expect(message).toHaveValue("What is the median of my data?");
+  expect(await requests(key)).toHaveLength(0);
+  await context.close();
+});

@@ -1,0 +1,24 @@
+import { useRegisterSW } from "virtual:pwa-register/react";
+
+/**
+ * Registers the service worker. When a new version of Kiln has been downloaded, it waits
+ * (no tab ever runs a mix of versions) and this asks the person to reload into it.
+ */
+export function UpdatePrompt() {
+  const {
+    needRefresh: [needRefresh, setNeedRefresh],
+    updateServiceWorker,
+  } = useRegisterSW({ immediate: true });
+  if (!needRefresh) return null;
+  return (
+    <div className="update-prompt" role="alert">
+      A new version of Kiln is ready.
+      <button type="button" onClick={() => void updateServiceWorker(true)}>
+        Reload to update
+      </button>
+      <button type="button" className="link-button" onClick={() => setNeedRefresh(false)}>
+        Later
+      </button>
+    </div>
+  );
+}
