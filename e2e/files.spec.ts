@@ -66,3 +66,42 @@ test("deleting a file removes it from Python's working directory and from the li
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
   await expect(filesList(page).getByRole("listitem")).toHaveCount(0);
 });
+
+test("a file over the storage quota is reported, and the files already saved are kept", async ({ page }) => {
+  await openPlayground(page);
+  await upload(page, [{ name: "small.txt", mimeType: "text/plain", buffer: Buffer.from("keep me") }]);
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
+  // The browser's own quota machinery, made small.
+  const cdp = await page.context().newCDPSession(page);
+  const origin = new URL(page.url()).origin;
+  const usage = (await cdp.send("Storage.getUsageAndQuota", { origin })) as { usage: number };
+  await cdp.send("Storage.overrideQuotaForOrigin", { origin, quotaSize: usage.usage + 256 * 1024 });
+  await upload(page, [{ name: "big.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(4 * 1024 * 1024, 7) }]);
+  await expect(page.getByRole("alert")).toContainText("Not enough browser storage to keep big.bin. Your other files are safe");
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
+  await cdp.send("Storage.overrideQuotaForOrigin", { origin });
+  await page.reload();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(filesList(page).getByRole("listitem")).toHaveText([/small\.txt/]);
+  await run(page, "print(open('small.txt').read())");
+  await expect(output(page)).toContainText("keep me");
+});
+
+test("a 200 MB file goes in with progress and arrives whole", async ({ page }, testInfo) => {
+  const big = testInfo.outputPath("big data.bin");
+  const size = 200 * 1024 * 1024;
+  const { openSync, writeSync, closeSync } = await import("node:fs");
+  const fd = openSync(big, "w");
+  const chunk = Buffer.alloc(8 * 1024 * 1024);
+  for (let i = 0; i < size / chunk.length; i++) writeSync(fd, chunk.fill(i % 251));
+  closeSync(fd);
+  await openPlayground(page);
+  const chooser = page.waitForEvent("filechooser");
+  await page.getByRole("button", { name: "Upload files" }).click();
+  await (await chooser).setFiles(big);
+  await expect(page.getByText(/Uploading big data\.bin: \d+% of 200 MiB/)).toBeVisible();
+  await expect(filesList(page).getByRole("listitem")).toContainText("200 MiB", { timeout: 120_000 });
+  await expect(page.getByText(/Uploading/)).toHaveCount(0, { timeout: 120_000 });
+  await run(page, "import os\nf = open('big data.bin', 'rb'); f.seek(-1, 2)\nprint(os.path.getsize('big data.bin'), f.read()[0])");
+  await expect(output(page)).toContainText(`${size} ${(size / chunk.length - 1) % 251}`);
+});

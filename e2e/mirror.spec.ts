@@ -1,0 +1,36 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import type { Server } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect, test } from "./support/fixtures";
+import { PACKAGE_BASE, servePackages } from "./support/package-fixtures";
+import { openPlayground, output, run } from "./support/playground";
+import { saveSettings } from "./support/settings";
+
+const MIRROR_PORT = 4182;
+
+test("npm run mirror makes a folder that Kiln loads packages from", async ({ page }) => {
+  const out = mkdtempSync(path.join(tmpdir(), "kiln-mirror-"));
+  let server: Server | undefined;
+  try {
+    // The test package server stands in for the CDN.
+    execFileSync("npm", ["run", "--silent", "mirror", "--", "kilntiny", "--from", PACKAGE_BASE, "--out", out], { stdio: "pipe" });
+    expect(readdirSync(out).sort()).toEqual(
+      expect.arrayContaining(["pyodide-lock.json", expect.stringMatching(/^kilntiny-.*\.whl$/), expect.stringMatching(/^kilntinydep-.*\.whl$/)]),
+    );
+    server = await servePackages(out, MIRROR_PORT);
+    const mirror = `http://127.0.0.1:${MIRROR_PORT}/`;
+    await openPlayground(page);
+    await saveSettings(page, { "Package download URL": mirror, "Lock file URL": `${mirror}pyodide-lock.json` });
+    await page.getByRole("button", { name: "Restart" }).click();
+    await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+    const fromMirror = page.waitForRequest((request) => request.url().startsWith(mirror) && request.url().endsWith(".whl"));
+    await run(page, "import kilntiny\nkilntiny.GREETING");
+    await fromMirror;
+    await expect(output(page)).toHaveText("'hello from a tiny wheel'");
+  } finally {
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    rmSync(out, { recursive: true, force: true });
+  }
+});
