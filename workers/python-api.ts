@@ -60,10 +60,16 @@ export interface WorkerInit {
   lockFileURL: string;
   /** Where packages named in the lock file are downloaded from. */
   packageBaseUrl: string;
-  /** Int32Array[1]: the page writes 2 (SIGINT) to interrupt. */
-  interruptBuffer: SharedArrayBuffer;
-  /** Header Int32Array[2] (state, byte length) then the UTF-8 answer; see shared-buffers.ts. */
-  stdinBuffer: SharedArrayBuffer;
+  /**
+   * Int32Array[1]: the page writes 2 (SIGINT) to interrupt. Absent where the page is not
+   * cross-origin isolated: then only the worker's replacement stops Python stuck in a loop.
+   */
+  interruptBuffer?: SharedArrayBuffer;
+  /**
+   * Header Int32Array[2] (state, byte length) then the UTF-8 answer; see shared-buffers.ts.
+   * Absent where the page is not cross-origin isolated: `input()` then raises EOFError.
+   */
+  stdinBuffer?: SharedArrayBuffer;
   /** Where the worker posts {@link WorkerEvent}s. */
   events: MessagePort;
 }
@@ -122,4 +128,6 @@ export interface PythonWorkerApi {
   cancel(runId: number): boolean;
   /** Bring back a session's state in this (fresh) interpreter. */
   restore(snapshot: SessionSnapshot): Promise<RestoreReport>;
+  /** Write a file (parent folders created); a relative path is relative to `/home/pyodide`. */
+  writeFile(path: string, data: string | Uint8Array): void;
 }

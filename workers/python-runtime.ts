@@ -53,8 +53,9 @@ function take<T>(proxy: PyProxy): T {
 export class PythonRuntime {
   private pyodide!: PyodideAPI;
   private kiln!: PyProxy;
-  private interrupt!: Int32Array;
-  private stdinBuffer!: SharedArrayBuffer;
+  /** Absent where the page is not cross-origin isolated (no SharedArrayBuffer). */
+  private interrupt: Int32Array | undefined;
+  private stdinBuffer: SharedArrayBuffer | undefined;
   private events!: MessagePort;
   private batcher!: OutputBatcher;
   /** Import name → lock file package providing it. */
@@ -63,7 +64,7 @@ export class PythonRuntime {
   private runId = 0;
 
   async init(options: WorkerInit): Promise<RuntimeInfo> {
-    this.interrupt = new Int32Array(options.interruptBuffer);
+    this.interrupt = options.interruptBuffer && new Int32Array(options.interruptBuffer);
     this.stdinBuffer = options.stdinBuffer;
     this.events = options.events;
     this.batcher = new OutputBatcher((event) => this.post(event));
@@ -90,7 +91,7 @@ export class PythonRuntime {
     // Pyodide's internal hook for fatal errors: without it a dead interpreter looks busy.
     (this.pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
       this.post({ type: "fatal", message: fatalMessage(error) });
-    this.pyodide.setInterruptBuffer(this.interrupt);
+    if (this.interrupt) this.pyodide.setInterruptBuffer(this.interrupt);
     this.pyodide.setStdout({ write: (bytes: Uint8Array) => this.write("stdout", bytes) });
     this.pyodide.setStderr({ write: (bytes: Uint8Array) => this.write("stderr", bytes) });
     this.pyodide.setStdin({ stdin: () => this.readInput("") ?? null });
@@ -117,6 +118,7 @@ export class PythonRuntime {
       (kind: string, payload: string) => this.emit(kind, payload),
       (seconds: number) => this.sleep(seconds),
       (prompt: string) => this.readInput(prompt),
+      this.stdinBuffer ? null : INPUT_NEEDS_ISOLATION,
     );
   }
 
@@ -139,7 +141,7 @@ export class PythonRuntime {
   /** Cancel the run's awaiting task; SIGINT is then acknowledged (no bytecode will see it). */
   cancel(runId: number): boolean {
     if (runId !== this.runId || !(this.kiln.cancel() as boolean)) return false;
-    Atomics.store(this.interrupt, 0, 0);
+    if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
     return true;
   }
 
@@ -238,10 +240,20 @@ export class PythonRuntime {
     this.post({ type: "display", data: JSON.parse(payload) as Record<string, string> });
   }
 
-  /** `time.sleep` that a Stop or deadline cuts short (Pyodide's own cannot be interrupted). */
+  /**
+   * `time.sleep` that a Stop or deadline cuts short (Pyodide's own cannot be interrupted).
+   * Without shared memory nothing can wake it: it waits out the time, and a Stop replaces
+   * the worker.
+   */
   private sleep(seconds: number): void {
     this.batcher.flush();
     const end = performance.now() + seconds * 1000;
+    if (!this.interrupt) {
+      while (performance.now() < end) {
+        // Busy wait: Atomics.wait needs a SharedArrayBuffer, and this page has none.
+      }
+      return;
+    }
     for (;;) {
       if (Atomics.load(this.interrupt, 0) !== 0) {
         this.pyodide.checkInterrupt();
@@ -255,15 +267,28 @@ export class PythonRuntime {
 
   /** `input()`: ask the page and block until the person answers (or Stop). */
   private readInput(prompt: string): string | undefined {
-    if (!this.allowInput) return undefined;
+    const { interrupt, stdinBuffer } = this;
+    if (!this.allowInput || !interrupt || !stdinBuffer) return undefined;
     this.batcher.flush();
-    expectStdin(this.stdinBuffer);
+    expectStdin(stdinBuffer);
     this.post({ type: "input-request", prompt });
-    const answer = waitForStdin(this.stdinBuffer, () => Atomics.load(this.interrupt, 0) !== 0);
-    if (answer === null && Atomics.load(this.interrupt, 0) !== 0) this.pyodide.checkInterrupt();
+    const answer = waitForStdin(stdinBuffer, () => Atomics.load(interrupt, 0) !== 0);
+    if (answer === null && Atomics.load(interrupt, 0) !== 0) this.pyodide.checkInterrupt();
     return answer ?? undefined;
   }
+
+  writeFile(path: string, data: string | Uint8Array): void {
+    const fs = this.pyodide.FS;
+    const absolute = path.startsWith("/") ? path : `${fs.cwd()}/${path}`;
+    const folder = absolute.slice(0, absolute.lastIndexOf("/"));
+    if (folder) fs.mkdirTree(folder);
+    fs.writeFile(absolute, data);
+  }
 }
+
+const INPUT_NEEDS_ISOLATION =
+  "input() is not available on this page: the browser did not make it cross-origin isolated " +
+  "(no SharedArrayBuffer), so Python cannot wait for an answer. Pass the value in the code instead.";
 
 function fatalMessage(error: unknown): string {
   if (error && typeof error === "object" && "status" in error) {

@@ -16,6 +16,11 @@ export interface SessionConfig extends WorkerConfig {
   timeoutMs: number;
   /** Whether `input()` may ask the person. */
   allowInput: boolean;
+  /**
+   * When to load the warm spare: as soon as Python is ready (default), or only once the
+   * session's first run starts (pages with several sessions that may never run).
+   */
+  spare?: "eager" | "on-first-run";
 }
 
 /**
@@ -44,6 +49,8 @@ interface ActiveRun {
   id: number;
   handlers: RunHandlers;
   stopReason?: "stop" | "deadline";
+  /** The worker cancelled the run's awaiting task: Python is unwinding. */
+  cancelled?: boolean;
   /** Called on the worker's "done" event: every event of the run has arrived. */
   drained: () => void;
   hardStop?: ReturnType<typeof setTimeout>;
@@ -64,6 +71,8 @@ export class PythonSession {
   private queue: Promise<unknown> = Promise.resolve();
   private active: ActiveRun | undefined;
   private snapshot = emptySnapshot();
+  /** Files written into the interpreter from outside, written again into a replacement. */
+  private files = new Map<string, string | Uint8Array>();
   private runs = 0;
   private disposed = false;
 
@@ -107,13 +116,16 @@ export class PythonSession {
     run.stopReason = reason;
     const worker = this.current;
     worker.interrupt();
-    void worker.api.cancel(run.id).catch(() => undefined);
+    void worker.api.cancel(run.id).then(
+      (cancelled) => (run.cancelled ||= cancelled),
+      () => undefined,
+    );
     const hardStop = () => {
       if (this.active === run && this.current === worker) worker.terminate("Python did not stop, so its worker was replaced.");
     };
     run.hardStop = setTimeout(() => {
       // Seen but not finished yet (a slow unwind, a busy machine): give it longer.
-      if (!worker.interruptPending) run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
+      if (!worker.interruptPending || run.cancelled) run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
       else hardStop();
     }, HARD_STOP_GRACE_MS);
   }
@@ -139,10 +151,25 @@ export class PythonSession {
     this.current.answerInput(text);
   }
 
+  /**
+   * Write a file into the interpreter's file system, after any run already queued. It is
+   * written again into a worker that replaces this one (hard stop, crash); a restart drops it.
+   */
+  writeFile(path: string, data: string | Uint8Array): Promise<void> {
+    const next = this.queue.then(async () => {
+      await this.current.ready;
+      await this.current.api.writeFile(path, data);
+      this.files.set(path, data);
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
   /** A fresh interpreter (a warm spare when there is one): every variable is gone. */
   async restart(): Promise<RuntimeInfo> {
     this.interrupt();
     this.snapshot = emptySnapshot();
+    this.files.clear();
     this.swap("Restarting Python…");
     return this.current.ready;
   }
@@ -167,7 +194,7 @@ export class PythonSession {
       (info) => {
         if (this.current !== worker) return;
         if (!this.active) this.setState({ kind: "ready", info });
-        warmSpare(this.config);
+        if (this.config.spare !== "on-first-run" || this.runs > 0) warmSpare(this.config);
       },
       (error: unknown) => {
         if (this.current === worker) this.setState({ kind: "error", message: `Python could not start: ${describe(error)}` });
@@ -191,6 +218,7 @@ export class PythonSession {
     const worker = this.swap("Python stopped; restoring your variables…");
     try {
       await worker.ready;
+      for (const [path, data] of this.files) await worker.api.writeFile(path, data).catch(() => undefined);
       const report = await worker.api.restore(this.snapshot);
       if (this.current === worker && !this.active) this.setState({ kind: "ready", info: await worker.ready });
       return report;
@@ -235,6 +263,7 @@ export class PythonSession {
     // Cleared here, not in the worker: a Stop pressed while the run is on its way must count.
     worker.clearInterrupt();
     const run: ActiveRun = { id: ++this.runs, handlers, drained };
+    if (this.config.spare === "on-first-run") warmSpare(this.config);
     this.active = run;
     this.setState({ kind: "running", info });
     const timeoutMs = handlers.timeoutMs ?? this.config.timeoutMs;
