@@ -2,17 +2,17 @@
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 import { pyodideCore } from "./vite/pyodide-core.ts";
-import { isolationHeaders } from "./vite/headers.ts";
+import { embedIsolation, isolationHeaders } from "./vite/headers.ts";
 
 export default defineConfig({
-  plugins: [react(), pyodideCore()],
+  plugins: [react(), pyodideCore(), embedIsolation()],
   worker: { format: "es" },
   server: { headers: isolationHeaders, cors: { origin: "*" } },
   preview: { headers: isolationHeaders, cors: { origin: "*" } },
   build: {
     target: "es2022",
     rolldownOptions: {
-      input: { main: "index.html", harness: "harness.html" },
+      input: { main: "index.html", harness: "harness.html", embed: "embed.html" },
       output: {
         // The editor, React and the SDK in chunks of their own: smaller, and cached across releases.
         codeSplitting: {
