@@ -133,7 +133,7 @@ test("messages from an origin outside `origins`, or malformed ones, change nothi
   expect((await received(page)).filter((m) => m.frame === 0)).toEqual([]);
 });
 
-test("?code=…&autorun=1 shows the output without any message from the host; readonly=1 locks the code", async ({
+test("?code=…&autorun=1 shows the output without any message from the host; readonly=1 locks the code; light or dark", async ({
   page,
   hostOrigin,
 }) => {
@@ -150,6 +150,11 @@ test("?code=…&autorun=1 shows the output without any message from the host; re
   await widget(page, 0).getByRole("button", { name: "Run" }).click();
   await expect(output).toHaveAttribute("data-finished-runs", "2");
   await expect(output).toHaveText("total is 5050");
+  // It follows the host's light or dark preference.
+  const body = widget(page, 0).locator("body");
+  await expect(body).toHaveCSS("background-color", "rgb(251, 250, 248)");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await expect(body).toHaveCSS("background-color", "rgb(28, 25, 23)");
 });
 
 test("three widgets on one page each have their own interpreter, and the page stays responsive", async ({
@@ -210,6 +215,15 @@ test.describe("in a browser without Document-Isolation-Policy", () => {
       );
       const after = await runInWidget(page, 0, "after", "(counter, open('kept.txt').read())");
       expect(after.value).toEqual({ "text/plain": "(7, 'file content')" });
+
+      // Waiting in `await` is still cancelled softly: nothing to restore.
+      await send(page, 0, { kiln: 1, type: "run", id: "nap", code: "import asyncio\nawait asyncio.sleep(1000)" });
+      await expect(widget(page, 0).getByRole("status")).toContainText("Running");
+      await page.waitForTimeout(300);
+      await send(page, 0, { kiln: 1, type: "interrupt" });
+      const napped = await waitForResult(page, 0, "nap");
+      expect(napped.status).toBe("interrupted");
+      expect(napped.restored).toBeUndefined();
 
       // A run past its deadline is stopped the same way.
       await send(page, 0, { kiln: 1, type: "run", id: "slow", code: "while True: pass", timeoutMs: 500 });
