@@ -2,13 +2,14 @@
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 import { pyodideCore } from "./vite/pyodide-core.ts";
-import { isolationHeaders } from "./vite/headers.ts";
+import { embedIsolation, isolationHeaders } from "./vite/headers.ts";
 import { VitePWA } from "vite-plugin-pwa";
 
 export default defineConfig({
   plugins: [
     react(),
     pyodideCore(),
+    embedIsolation(),
     // Offline: a Workbox service worker precaches the app and Pyodide's core (see src/sw/sw.ts).
     VitePWA({
       strategies: "injectManifest",
@@ -44,7 +45,7 @@ export default defineConfig({
   build: {
     target: "es2022",
     rolldownOptions: {
-      input: { main: "index.html", harness: "harness.html" },
+      input: { main: "index.html", harness: "harness.html", embed: "embed.html" },
       output: {
         // The editor, React and the SDK in chunks of their own: smaller, and cached across releases.
         codeSplitting: {

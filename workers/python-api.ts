@@ -69,10 +69,16 @@ export interface WorkerInit {
   lockFileURL: string;
   /** Where packages named in the lock file are downloaded from. */
   packageBaseUrl: string;
-  /** Int32Array[1]: the page writes 2 (SIGINT) to interrupt. */
-  interruptBuffer: SharedArrayBuffer;
-  /** Header Int32Array[2] (state, byte length) then the UTF-8 answer; see shared-buffers.ts. */
-  stdinBuffer: SharedArrayBuffer;
+  /**
+   * Int32Array[1]: the page writes 2 (SIGINT) to interrupt. Absent where the page is not
+   * cross-origin isolated: then only the worker's replacement stops Python stuck in a loop.
+   */
+  interruptBuffer?: SharedArrayBuffer;
+  /**
+   * Header Int32Array[2] (state, byte length) then the UTF-8 answer; see shared-buffers.ts.
+   * Absent where the page is not cross-origin isolated: `input()` then raises EOFError.
+   */
+  stdinBuffer?: SharedArrayBuffer;
   /** Where the worker posts {@link WorkerEvent}s. */
   events: MessagePort;
 }
@@ -168,7 +174,10 @@ export interface PythonWorkerApi {
   /** Every file under the working directory. */
   listFiles(): FileInfo[];
   readFile(path: string): Uint8Array;
-  /** Write (or with `append`, add to) a file, creating its folders. */
-  writeFile(path: string, data: Uint8Array, append?: boolean): void;
+  /**
+   * Write (or with `append`, add to) a file, creating its folders. A relative path is
+   * relative to the working directory; `..` never climbs out of the file system's root.
+   */
+  writeFile(path: string, data: string | Uint8Array, append?: boolean): void;
   deleteFile(path: string): void;
 }

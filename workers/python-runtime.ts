@@ -57,8 +57,9 @@ function take<T>(proxy: PyProxy): T {
 export class PythonRuntime {
   private pyodide!: PyodideAPI;
   private kiln!: PyProxy;
-  private interrupt!: Int32Array;
-  private stdinBuffer!: SharedArrayBuffer;
+  /** Absent where the page is not cross-origin isolated (no SharedArrayBuffer). */
+  private interrupt: Int32Array | undefined;
+  private stdinBuffer: SharedArrayBuffer | undefined;
   private events!: MessagePort;
   private batcher!: OutputBatcher;
   /** Import name → lock file package providing it. */
@@ -67,7 +68,7 @@ export class PythonRuntime {
   private runId = 0;
 
   async init(options: WorkerInit, pageFetch?: PageFetch): Promise<RuntimeInfo> {
-    this.interrupt = new Int32Array(options.interruptBuffer);
+    this.interrupt = options.interruptBuffer && new Int32Array(options.interruptBuffer);
     this.stdinBuffer = options.stdinBuffer;
     this.events = options.events;
     this.batcher = new OutputBatcher((event) => this.post(event));
@@ -105,7 +106,7 @@ export class PythonRuntime {
     // Pyodide's internal hook for fatal errors: without it a dead interpreter looks busy.
     (this.pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
       this.post({ type: "fatal", message: fatalMessage(error) });
-    this.pyodide.setInterruptBuffer(this.interrupt);
+    if (this.interrupt) this.pyodide.setInterruptBuffer(this.interrupt);
     this.pyodide.setStdout({ write: (bytes: Uint8Array) => this.write("stdout", bytes) });
     this.pyodide.setStderr({ write: (bytes: Uint8Array) => this.write("stderr", bytes) });
     this.pyodide.setStdin({ stdin: () => this.readInput("") ?? null });
@@ -132,6 +133,7 @@ export class PythonRuntime {
       (kind: string, payload: string) => this.emit(kind, payload),
       (seconds: number) => this.sleep(seconds),
       (prompt: string) => this.readInput(prompt),
+      this.stdinBuffer ? null : INPUT_NEEDS_ISOLATION,
     );
   }
 
@@ -154,7 +156,7 @@ export class PythonRuntime {
   /** Cancel the run's awaiting task; SIGINT is then acknowledged (no bytecode will see it). */
   cancel(runId: number): boolean {
     if (runId !== this.runId || !(this.kiln.cancel() as boolean)) return false;
-    Atomics.store(this.interrupt, 0, 0);
+    if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
     return true;
   }
 
@@ -241,7 +243,7 @@ export class PythonRuntime {
     return Comlink.transfer(bytes, [bytes.buffer as ArrayBuffer]);
   }
 
-  writeFile(path: string, data: Uint8Array, append = false): void {
+  writeFile(path: string, data: string | Uint8Array, append = false): void {
     const fs = this.pyodide.FS;
     const full = this.resolve(path);
     fs.mkdirTree(full.slice(0, full.lastIndexOf("/")));
@@ -249,9 +251,10 @@ export class PythonRuntime {
       fs.writeFile(full, data);
       return;
     }
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
     const stream = fs.open(full, "a");
     try {
-      fs.write(stream, data, 0, data.length);
+      fs.write(stream, bytes, 0, bytes.length);
     } finally {
       fs.close(stream);
     }
@@ -262,11 +265,11 @@ export class PythonRuntime {
     if (this.pyodide.FS.analyzePath(full).exists) this.pyodide.FS.unlink(full);
   }
 
-  /** An outside file name as an absolute path inside the working directory. */
+  /** A file name from outside as an absolute path: relative ones in the working directory. */
   private resolve(path: string): string {
     const safe = safeRelativePath(path);
     if (!safe) throw new Error(`Not a usable file name: ${JSON.stringify(path)}`);
-    return `${WORKING_DIRECTORY}/${safe}`;
+    return path.startsWith("/") ? `/${safe}` : `${WORKING_DIRECTORY}/${safe}`;
   }
 
   /** Which lock file packages to load for `code`, and which modules exist nowhere. */
@@ -309,10 +312,20 @@ export class PythonRuntime {
     this.post({ type: "display", data: JSON.parse(payload) as Record<string, string> });
   }
 
-  /** `time.sleep` that a Stop or deadline cuts short (Pyodide's own cannot be interrupted). */
+  /**
+   * `time.sleep` that a Stop or deadline cuts short (Pyodide's own cannot be interrupted).
+   * Without shared memory nothing can wake it: it waits out the time, and a Stop replaces
+   * the worker.
+   */
   private sleep(seconds: number): void {
     this.batcher.flush();
     const end = performance.now() + seconds * 1000;
+    if (!this.interrupt) {
+      while (performance.now() < end) {
+        // Busy wait: Atomics.wait needs a SharedArrayBuffer, and this page has none.
+      }
+      return;
+    }
     for (;;) {
       if (Atomics.load(this.interrupt, 0) !== 0) {
         this.pyodide.checkInterrupt();
@@ -326,14 +339,16 @@ export class PythonRuntime {
 
   /** `input()`: ask the page and block until the person answers (or Stop). */
   private readInput(prompt: string): string | undefined {
-    if (!this.allowInput) return undefined;
+    const { interrupt, stdinBuffer } = this;
+    if (!this.allowInput || !interrupt || !stdinBuffer) return undefined;
     this.batcher.flush();
-    expectStdin(this.stdinBuffer);
+    expectStdin(stdinBuffer);
     this.post({ type: "input-request", prompt });
-    const answer = waitForStdin(this.stdinBuffer, () => Atomics.load(this.interrupt, 0) !== 0);
-    if (answer === null && Atomics.load(this.interrupt, 0) !== 0) this.pyodide.checkInterrupt();
+    const answer = waitForStdin(stdinBuffer, () => Atomics.load(interrupt, 0) !== 0);
+    if (answer === null && Atomics.load(interrupt, 0) !== 0) this.pyodide.checkInterrupt();
     return answer ?? undefined;
   }
+
 }
 
 /**
@@ -358,6 +373,10 @@ async function moduleFromPage(pageFetch: PageFetch, url: string): Promise<string
   if (!file.ok) throw new Error(`Could not load ${url} (${file.status})`);
   return URL.createObjectURL(new Blob([file.body], { type: "text/javascript" }));
 }
+
+const INPUT_NEEDS_ISOLATION =
+  "input() is not available on this page: the browser did not make it cross-origin isolated " +
+  "(no SharedArrayBuffer), so Python cannot wait for an answer. Pass the value in the code instead.";
 
 function fatalMessage(error: unknown): string {
   if (error && typeof error === "object" && "status" in error) {

@@ -6,6 +6,14 @@
 /** Pyodide raises KeyboardInterrupt when this signal number is written to the buffer. */
 export const SIGINT = 2;
 
+/**
+ * Whether this page may share memory with its workers: only a cross-origin isolated page
+ * has SharedArrayBuffer. Without it, Stop replaces the worker and `input()` cannot wait.
+ */
+export function sharedMemoryAvailable(): boolean {
+  return typeof SharedArrayBuffer === "function" && globalThis.crossOriginIsolated === true;
+}
+
 export function createInterruptBuffer(): SharedArrayBuffer {
   return new SharedArrayBuffer(4);
 }

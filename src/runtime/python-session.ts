@@ -19,6 +19,11 @@ export interface SessionConfig extends WorkerConfig {
   timeoutMs: number;
   /** Whether `input()` may ask the person. */
   allowInput: boolean;
+  /**
+   * When to load the warm spare: as soon as Python is ready (default), or only once the
+   * session's first run starts (pages with several sessions that may never run).
+   */
+  spare?: "eager" | "on-first-run";
 }
 
 /**
@@ -47,6 +52,8 @@ interface ActiveRun {
   id: number;
   handlers: RunHandlers;
   stopReason?: "stop" | "deadline";
+  /** The worker cancelled the run's awaiting task: Python is unwinding. */
+  cancelled?: boolean;
   /** Called on the worker's "done" event: every event of the run has arrived. */
   drained: () => void;
   hardStop?: ReturnType<typeof setTimeout>;
@@ -139,13 +146,16 @@ export class PythonSession {
     run.stopReason = reason;
     const worker = this.current;
     worker.interrupt();
-    void worker.api.cancel(run.id).catch(() => undefined);
+    void worker.api.cancel(run.id).then(
+      (cancelled) => (run.cancelled ||= cancelled),
+      () => undefined,
+    );
     const hardStop = () => {
       if (this.active === run && this.current === worker) worker.terminate("Python did not stop, so its worker was replaced.");
     };
     run.hardStop = setTimeout(() => {
       // Seen but not finished yet (a slow unwind, a busy machine): give it longer.
-      if (!worker.interruptPending) run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
+      if (!worker.interruptPending || run.cancelled) run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
       else hardStop();
     }, HARD_STOP_GRACE_MS);
   }
@@ -182,9 +192,18 @@ export class PythonSession {
     return this.current.api.readFile(path);
   }
 
-  async writeFile(path: string, data: Uint8Array, append = false): Promise<void> {
-    await this.ready;
-    await this.current.api.writeFile(path, Comlink.transfer(data, [data.buffer as ArrayBuffer]), append);
+  /**
+   * Write (or with `append`, add to) a file in the interpreter, after any run already
+   * queued. A relative path is in the working directory.
+   */
+  writeFile(path: string, data: string | Uint8Array, append = false): Promise<void> {
+    const next = this.queue.then(async () => {
+      await this.ready;
+      const payload = typeof data === "string" ? data : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
+      await this.current.api.writeFile(path, payload, append);
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
   async deleteFile(path: string): Promise<void> {
@@ -225,7 +244,7 @@ export class PythonSession {
       (info) => {
         if (this.current !== worker) return;
         if (!this.active) this.setState({ kind: "ready", info });
-        warmSpare(this.config);
+        if (this.config.spare !== "on-first-run" || this.runs > 0) warmSpare(this.config);
       },
       (error: unknown) => {
         if (this.current === worker) this.setState({ kind: "error", message: `Python could not start: ${describe(error)}` });
@@ -293,6 +312,7 @@ export class PythonSession {
     // Cleared here, not in the worker: a Stop pressed while the run is on its way must count.
     worker.clearInterrupt();
     const run: ActiveRun = { id: ++this.runs, handlers, drained };
+    if (this.config.spare === "on-first-run") warmSpare(this.config);
     this.active = run;
     this.setState({ kind: "running", info });
     const timeoutMs = handlers.timeoutMs ?? this.config.timeoutMs;

@@ -6,6 +6,7 @@ import {
   createInterruptBuffer,
   createStdinBuffer,
   requestInterrupt,
+  sharedMemoryAvailable,
 } from "../../workers/shared-buffers";
 
 /** What a worker is started with; workers with equal configs are interchangeable. */
@@ -69,7 +70,8 @@ function pageFetcher(config: WorkerConfig) {
 /**
  * One Python worker: its Comlink proxy, its shared buffers and its event port. It starts
  * loading Pyodide at once; `ready` resolves when Python can run, `gone` rejects when the
- * worker is terminated or dies.
+ * worker is terminated or dies. On a page that is not cross-origin isolated there are no
+ * shared buffers: SIGINT cannot be sent (only `await` can be cancelled), and `input()` fails.
  */
 export class WorkerHandle {
   readonly api: Comlink.Remote<PythonWorkerApi>;
@@ -78,8 +80,8 @@ export class WorkerHandle {
   /** Where this worker's events go; set by the session that owns it. */
   onEvent: (event: WorkerEvent) => void = () => undefined;
   private worker: Worker | undefined;
-  private readonly interruptBuffer = createInterruptBuffer();
-  private readonly stdinBuffer = createStdinBuffer();
+  private readonly interruptBuffer = sharedMemoryAvailable() ? createInterruptBuffer() : undefined;
+  private readonly stdinBuffer = sharedMemoryAvailable() ? createStdinBuffer() : undefined;
   private end: (reason: Error) => void = () => undefined;
   private ended = false;
 
@@ -129,24 +131,32 @@ export class WorkerHandle {
     return !this.ended;
   }
 
+  /** Whether SIGINT can reach Python (the page shares memory with the worker). */
+  get canInterrupt(): boolean {
+    return this.interruptBuffer !== undefined;
+  }
+
   /** SIGINT: KeyboardInterrupt at the next bytecode, in `time.sleep`, or in `input()`. */
   interrupt(): void {
-    requestInterrupt(this.interruptBuffer);
-    answerStdin(this.stdinBuffer, null);
+    if (this.interruptBuffer) requestInterrupt(this.interruptBuffer);
+    if (this.stdinBuffer) answerStdin(this.stdinBuffer, null);
   }
 
   /** Forget an interrupt meant for an earlier run (called before a run starts). */
   clearInterrupt(): void {
-    Atomics.store(new Int32Array(this.interruptBuffer), 0, 0);
+    if (this.interruptBuffer) Atomics.store(new Int32Array(this.interruptBuffer), 0, 0);
   }
 
-  /** True while SIGINT waits to be seen: Python has not reached a point where it checks. */
+  /**
+   * True while SIGINT waits to be seen: Python has not reached a point where it checks.
+   * Without an interrupt buffer, SIGINT is never seen.
+   */
   get interruptPending(): boolean {
-    return Atomics.load(new Int32Array(this.interruptBuffer), 0) !== 0;
+    return !this.interruptBuffer || Atomics.load(new Int32Array(this.interruptBuffer), 0) !== 0;
   }
 
   answerInput(text: string | null): void {
-    answerStdin(this.stdinBuffer, text);
+    if (this.stdinBuffer) answerStdin(this.stdinBuffer, text);
   }
 
   terminate(reason = "Python was stopped."): void {

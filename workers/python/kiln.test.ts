@@ -212,3 +212,18 @@ numbers = "not replayed"`;
     expect(check.value?.["text/plain"]).toBe("([1, 2, 3], 'tri', {'a': (1, 2)}, {1, 2}, 5.0, 8, '1', True)");
   });
 });
+
+describe("input()", () => {
+  it("says why it cannot ask, when the worker gives a reason", async () => {
+    runner.setup(
+      (kind: string, payload: string) => emitted.push({ kind, payload: JSON.parse(payload) }),
+      undefined,
+      () => undefined,
+      "input() is not available on this page: no shared memory.",
+    );
+    const result = await run("input('name? ')");
+    expect(result.error).toMatchObject({ ename: "EOFError", evalue: "input() is not available on this page: no shared memory." });
+    runner.setup((kind: string, payload: string) => emitted.push({ kind, payload: JSON.parse(payload) }), undefined, () => undefined);
+    expect((await run("input('name? ')")).error?.evalue).toContain("nobody can answer");
+  });
+});

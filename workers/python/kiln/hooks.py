@@ -12,15 +12,17 @@ class _Hooks:
         self.emit = None  # emit(kind: str, payload_json: str)
         self.sleep = None  # sleep(seconds: float) -> None, interruptible
         self.read_input = None  # read_input(prompt: str) -> str | None (None: no person to ask)
+        self.input_unavailable = None  # why input() can never be answered here, if it cannot
 
 
 hooks = _Hooks()
 
 
-def install(emit=None, sleep=None, read_input=None):
+def install(emit=None, sleep=None, read_input=None, input_unavailable=None):
     hooks.emit = emit
     hooks.sleep = sleep
     hooks.read_input = read_input
+    hooks.input_unavailable = input_unavailable
 
 
 def emit(kind, payload):

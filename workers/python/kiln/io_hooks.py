@@ -31,7 +31,8 @@ def input(prompt=""):
     answer = hooks.read_input(prompt)
     if answer is None:
         raise EOFError(
-            "input() is not available here: nobody can answer. Pass the value in the code instead."
+            hooks.input_unavailable
+            or "input() is not available here: nobody can answer. Pass the value in the code instead."
         )
     return str(answer)
 

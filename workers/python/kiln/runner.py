@@ -24,9 +24,10 @@ _counter = 0
 _task = None
 
 
-def setup(emit=None, sleep=None, read_input=None):
-    """Called once by the worker with its hooks (JS functions)."""
-    _hooks.install(emit=emit, sleep=sleep, read_input=read_input)
+def setup(emit=None, sleep=None, read_input=None, input_unavailable=None):
+    """Called once by the worker with its hooks (JS functions), and the reason ``input()``
+    can never be answered in this page, if it cannot."""
+    _hooks.install(emit=emit, sleep=sleep, read_input=read_input, input_unavailable=input_unavailable)
     io_hooks.install()
     builtins.display = display
     _namespace["__name__"] = "__main__"
