@@ -10,7 +10,7 @@ async function upload(page: Page, files: { name: string; mimeType: string; buffe
   await (await chooser).setFiles(files);
 }
 
-test("an uploaded CSV is read by Python, a result file is downloaded, and both survive a reload", async ({ page }) => {
+test("an uploaded CSV is read by Python, a result file is downloaded, a deleted file is gone, and it all survives a reload", async ({ page }) => {
   await openPlayground(page);
   const csv = "city,temp\nOslo,4\nLima,19\nCairo,27\n";
   await upload(page, [{ name: "weather data.csv", mimeType: "text/csv", buffer: Buffer.from(csv) }]);
@@ -36,11 +36,17 @@ test("an uploaded CSV is read by Python, a result file is downloaded, and both s
   const saved = await (await download).path();
   expect(readFileSync(saved, "utf8")).toBe("mean temp 16.7\n");
 
+  // Deleting removes a file from the list and from Python's working directory.
+  await upload(page, [{ name: "gone.txt", mimeType: "text/plain", buffer: Buffer.from("x") }]);
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(3);
+  await page.getByRole("button", { name: "Delete gone.txt" }).click();
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(2);
+
   await page.reload();
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
   await expect(filesList(page).getByRole("listitem")).toHaveCount(2);
-  await run(page, "print(open('weather data.csv').read().splitlines()[2], open('summary.txt').read().strip())");
-  await expect(output(page)).toContainText("Lima,19 mean temp 16.7");
+  await run(page, "import os\nprint(open('weather data.csv').read().splitlines()[2], open('summary.txt').read().strip(), os.path.exists('gone.txt'))");
+  await expect(output(page)).toContainText("Lima,19 mean temp 16.7 False");
 });
 
 test("file names with spaces, Unicode and path tricks stay inside the working directory", async ({ page }) => {
@@ -54,29 +60,15 @@ test("file names with spaces, Unicode and path tricks stay inside the working di
   await expect(output(page)).toContainText("['escape.txt', 'résumé été ☀.txt'] False");
 });
 
-test("deleting a file removes it from Python's working directory and from the list", async ({ page }) => {
-  await openPlayground(page);
-  await upload(page, [{ name: "gone.txt", mimeType: "text/plain", buffer: Buffer.from("x") }]);
-  await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
-  await page.getByRole("button", { name: "Delete gone.txt" }).click();
-  await expect(filesList(page).getByRole("listitem")).toHaveCount(0);
-  await run(page, "import os\nprint(os.path.exists('gone.txt'))");
-  await expect(output(page)).toContainText("False");
-  await page.reload();
-  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
-  await expect(filesList(page).getByRole("listitem")).toHaveCount(0);
-});
-
 test("a file over the storage quota is reported, and the files already saved are kept", async ({ page }) => {
   await openPlayground(page);
   await upload(page, [{ name: "small.txt", mimeType: "text/plain", buffer: Buffer.from("keep me") }]);
   await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
-  // The browser's own quota machinery, made small.
+  // The browser's own quota machinery, made small: 1 MiB for this site.
   const cdp = await page.context().newCDPSession(page);
   const origin = new URL(page.url()).origin;
-  const usage = (await cdp.send("Storage.getUsageAndQuota", { origin })) as { usage: number };
-  await cdp.send("Storage.overrideQuotaForOrigin", { origin, quotaSize: usage.usage + 256 * 1024 });
-  await upload(page, [{ name: "big.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(4 * 1024 * 1024, 7) }]);
+  await cdp.send("Storage.overrideQuotaForOrigin", { origin, quotaSize: 1024 * 1024 });
+  await upload(page, [{ name: "big.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(40 * 1024 * 1024, 7) }]);
   await expect(page.getByRole("alert")).toContainText("Not enough browser storage to keep big.bin. Your other files are safe");
   await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
   await cdp.send("Storage.overrideQuotaForOrigin", { origin });

@@ -190,3 +190,16 @@ test("the Playground says why torch cannot run, and offers Anthropic's sandbox o
   await expect(output(page)).toContainText("2.9.0+cpu");
   expect(await sandboxRequests(key)).toHaveLength(1);
 });
+
+test("an import made at run time that fails in the browser is run once more on the sandbox", async ({ page }) => {
+  const key = uniqueKey("dynamic");
+  await script(key, [call("import importlib\nprint('trying')\ntorch = importlib.import_module('torch')\nprint(torch.__version__)"), execute(), say("Found it.")]);
+  await openChat(page, key);
+  await sendMessage(page, "Load torch dynamically");
+  await answered(page, "Found it.");
+  const cell = cells(page);
+  await expect(cell.getByRole("note")).toHaveText("Ran on Anthropic's sandbox — torch is not available in the browser");
+  await expect(cell).toContainText("running the code again on Anthropic's sandbox");
+  await expect(cell).toContainText("2.9.0+cpu");
+  expect(await sandboxRequests(key)).toHaveLength(1);
+});

@@ -11,6 +11,7 @@ mkdirSync(results, { recursive: true });
 
 const steps = [
   ["Type-check", "npx", ["tsc", "--noEmit"]],
+  ["Type-check the service worker", "npx", ["tsc", "--noEmit", "-p", "src/sw"]],
   ["Lint", "npx", ["eslint", "--max-warnings", "0", "."]],
   ["Unit tests", "npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile=${results}/unit.json`]],
   ["Build", "npx", ["vite", "build", "--logLevel", "warn"]],

@@ -224,8 +224,8 @@ export class PythonRuntime {
     const files: FileInfo[] = [];
     const walk = (dir: string, prefix: string) => {
       for (const name of fs.readdir(dir) as string[]) {
-        // Hidden files and folders (caches, settings) are not the person's files.
-        if (name.startsWith(".")) continue;
+        // Hidden files and folders (caches, settings) and compiled modules are not the person's files.
+        if (name.startsWith(".") || name === "__pycache__") continue;
         const full = `${dir}/${name}`;
         const stat = fs.stat(full) as { mode: number; size: number; mtime: Date | number };
         if (fs.isDir(stat.mode)) walk(full, `${prefix}${name}/`);
@@ -363,8 +363,24 @@ function routeFetchesThroughPage(pageFetch: PageFetch, prefixes: string[]): void
     const method = init?.method ?? (input instanceof Request ? input.method : "GET");
     if (method !== "GET" || !allowed.some((prefix) => url.startsWith(prefix))) return network(input, init);
     const file = await pageFetch(url);
+    // Pyodide checks each package against the lock file's sha256 through `integrity`.
+    if (init?.integrity && file.ok && !(await matchesIntegrity(file.body, init.integrity))) {
+      throw new TypeError(`Failed to fetch: the content of ${url} does not match its integrity (sha256) check`);
+    }
     return new Response(file.body, { status: file.status, headers: { "content-type": file.contentType } });
   };
+}
+
+/** Whether `body` matches a Subresource Integrity value such as `sha256-<base64>`. */
+async function matchesIntegrity(body: ArrayBuffer, integrity: string): Promise<boolean> {
+  const algorithms: Record<string, string> = { sha256: "SHA-256", sha384: "SHA-384", sha512: "SHA-512" };
+  for (const item of integrity.trim().split(/\s+/)) {
+    const [name, expected] = [item.slice(0, item.indexOf("-")), item.slice(item.indexOf("-") + 1)];
+    if (!algorithms[name]) continue;
+    const digest = new Uint8Array(await crypto.subtle.digest(algorithms[name], body));
+    if (btoa(String.fromCharCode(...digest)) === expected) return true;
+  }
+  return false;
 }
 
 /** A module fetched by the page, importable here (from a `blob:` URL). */

@@ -28,12 +28,17 @@ export class EmbedController {
   private queue: Promise<unknown> = Promise.resolve();
   private pending = 0;
   private link: HostLink | undefined;
+  /** Files the host wrote: written again into a worker that replaces this one (a restart drops them). */
+  private readonly files = new Map<string, string | Uint8Array>();
 
   constructor(
     options: EmbedOptions,
     config: SessionConfig,
   ) {
     this.session = new PythonSession(config);
+    this.session.setWorkerSetup(async (api) => {
+      for (const [path, data] of this.files) await api.writeFile(path, data);
+    });
     this.view = {
       code: options.code,
       outputs: [],
@@ -89,12 +94,18 @@ export class EmbedController {
         return;
       case "restart":
         this.update({ outputs: [] });
+        this.files.clear();
         void this.session.restart().catch(() => undefined);
         void this.announceWhenReady();
         return;
       case "writeFile": {
         const data = typeof message.data === "string" ? message.data : new Uint8Array(message.data);
-        this.enqueue(() => this.session.writeFile(message.path, data)).catch((error: unknown) =>
+        // A copy is kept for a replacement worker; the original goes to this one.
+        const kept = typeof data === "string" ? data : data.slice();
+        this.enqueue(async () => {
+          await this.session.writeFile(message.path, data);
+          this.files.set(message.path, kept);
+        }).catch((error: unknown) =>
           console.error(`Could not write ${message.path}.`, error),
         );
         return;

@@ -1,6 +1,7 @@
 import type { FileInfo, RunResult, SandboxInfo, WorkerEvent } from "../../workers/python-api";
 import { downloadFile, ProviderError, uploadFile, type ProviderSettings } from "../providers/anthropic/client";
 import { errorFromStderr, runInSandbox, sandboxProgram, type SandboxFile } from "../providers/anthropic/sandbox";
+import { safeRelativePath } from "../../workers/file-paths";
 import type { PythonSession } from "./python-session";
 import { route, routeAfterBrowserError, type Backend, type Route } from "./route";
 
@@ -174,8 +175,10 @@ async function runOnSandbox(code: string, reason: string, access: SandboxAccess,
       const file = await downloadFile(access.settings, fileId, controller.signal);
       // The person's own files, copied into place on the sandbox, are not news.
       if (sent.has(await sha256(file.data))) continue;
-      await options.session.writeFile(file.name, file.data);
-      brought.push(file.name);
+      const name = safeRelativePath(file.name.split("/").pop() ?? "");
+      if (!name) continue;
+      await options.session.writeFile(name, file.data);
+      brought.push(name);
     }
     if (brought.length) notes.push(`Files from the sandbox, now in your files: ${brought.join(", ")}.`);
 
