@@ -22,6 +22,13 @@ test("after one visit Kiln works offline: Python starts, runs, loads a package i
   const page = await context.newPage();
   await openPlayground(page);
   await serviceWorkerInCharge(page);
+  // Installable: a manifest with a name, a start URL and icons.
+  const manifest = await page.evaluate(async () => {
+    const link = document.querySelector<HTMLLinkElement>('link[rel="manifest"]');
+    return link ? ((await (await fetch(link.href)).json()) as { name: string; start_url: string; icons: { sizes: string }[] }) : null;
+  });
+  expect(manifest).toMatchObject({ name: "Kiln", start_url: "." });
+  expect(manifest?.icons.map((icon) => icon.sizes)).toEqual(expect.arrayContaining(["192x192", "512x512"]));
   await useTestPackages(page);
   await run(page, "import kilntiny\nprint(kilntiny.GREETING)");
   const greeting = (await output(page).innerText()).trim();
