@@ -21,7 +21,9 @@ export default defineConfig({
     browserName: "chromium",
     launchOptions: chromiumLaunchOptions(),
     trace: "retain-on-failure",
-    serviceWorkers: "allow",
+    // Installing the service worker copies ~15 MB into each fresh test context: only the
+    // tests of offline behaviour allow it (test.use({ serviceWorkers: "allow" })).
+    serviceWorkers: "block",
   },
   webServer: {
     command: `npx vite preview --port ${PORT} --strictPort`,

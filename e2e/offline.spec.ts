@@ -11,6 +11,8 @@ async function goOffline(context: BrowserContext): Promise<void> {
   );
 }
 
+test.use({ serviceWorkers: "allow" });
+
 async function serviceWorkerInCharge(page: Page): Promise<void> {
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60_000 });
 }

@@ -8,7 +8,10 @@ export function UpdatePrompt() {
   const {
     needRefresh: [needRefresh, setNeedRefresh],
     updateServiceWorker,
-  } = useRegisterSW({ immediate: true });
+  } = useRegisterSW({
+    immediate: true,
+    onRegisterError: (error: unknown) => console.warn("Kiln will not work offline here: the service worker did not register.", error),
+  });
   if (!needRefresh) return null;
   return (
     <div className="update-prompt" role="alert">
