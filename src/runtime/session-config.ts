@@ -9,7 +9,5 @@ export function sessionConfig(settings: Settings, allowInput: boolean): SessionC
     outputLimitBytes: settings.outputLimitKiB * 1024,
     timeoutMs: settings.runTimeoutSeconds * 1000,
     allowInput,
-    // The warm spare loads once the page first runs code: a page only viewed never loads a second Python.
-    spare: "on-first-run",
   };
 }
