@@ -152,7 +152,8 @@ export interface FetchedFile {
   ok: boolean;
   status: number;
   contentType: string;
-  body: ArrayBuffer;
+  /** The response body, transferred as a stream. */
+  body: ReadableStream<Uint8Array>;
 }
 
 /**

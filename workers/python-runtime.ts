@@ -363,11 +363,16 @@ function routeFetchesThroughPage(pageFetch: PageFetch, prefixes: string[]): void
     const method = init?.method ?? (input instanceof Request ? input.method : "GET");
     if (method !== "GET" || !allowed.some((prefix) => url.startsWith(prefix))) return network(input, init);
     const file = await pageFetch(url);
+    const headers = { "content-type": file.contentType };
     // Pyodide checks each package against the lock file's sha256 through `integrity`.
-    if (init?.integrity && file.ok && !(await matchesIntegrity(file.body, init.integrity))) {
-      throw new TypeError(`Failed to fetch: the content of ${url} does not match its integrity (sha256) check`);
+    if (init?.integrity && file.ok) {
+      const bytes = await new Response(file.body).arrayBuffer();
+      if (!(await matchesIntegrity(bytes, init.integrity))) {
+        throw new TypeError(`Failed to fetch: the content of ${url} does not match its integrity (sha256) check`);
+      }
+      return new Response(bytes, { status: file.status, headers });
     }
-    return new Response(file.body, { status: file.status, headers: { "content-type": file.contentType } });
+    return new Response(file.body, { status: file.status, headers });
   };
 }
 
@@ -387,7 +392,8 @@ async function matchesIntegrity(body: ArrayBuffer, integrity: string): Promise<b
 async function moduleFromPage(pageFetch: PageFetch, url: string): Promise<string> {
   const file = await pageFetch(url);
   if (!file.ok) throw new Error(`Could not load ${url} (${file.status})`);
-  return URL.createObjectURL(new Blob([file.body], { type: "text/javascript" }));
+  const source = await new Response(file.body).blob();
+  return URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
 }
 
 const INPUT_NEEDS_ISOLATION =

@@ -61,9 +61,10 @@ function pageFetcher(config: WorkerConfig) {
   return Comlink.proxy(async (url: string): Promise<FetchedFile> => {
     if (!allowed.some((prefix) => url.startsWith(prefix))) throw new Error(`Not a Pyodide or package URL: ${url}`);
     const response = await fetch(url, { credentials: "omit" });
-    const body = await response.arrayBuffer();
+    // The body is handed over as a stream: the page never holds or copies the bytes.
+    const body = response.body ?? new Blob([]).stream();
     const file = { ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body };
-    return Comlink.transfer(file, [body]);
+    return Comlink.transfer(file, [body as unknown as Transferable]);
   });
 }
 
