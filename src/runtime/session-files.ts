@@ -1,6 +1,6 @@
 import * as Comlink from "comlink";
 import { safeRelativePath } from "../../workers/file-paths";
-import { deleteStoredFile, listStoredFiles, storeFile, type StoredFile } from "../storage/files";
+import { deleteStoredFile, getStoredFile, listStoredFiles, storeFile, type StoredFile } from "../storage/files";
 import { formatBytes } from "./output-model";
 import type { PythonSession } from "./python-session";
 
@@ -40,10 +40,7 @@ export class SessionFiles {
     session.setWorkerSetup(async (api) => {
       const stored = await listStoredFiles(scope);
       for (const file of stored) {
-        for (let offset = 0; offset < file.size || offset === 0; offset += CHUNK_BYTES) {
-          const bytes = new Uint8Array(await file.data.slice(offset, offset + CHUNK_BYTES).arrayBuffer());
-          await api.writeFile(file.path, Comlink.transfer(bytes, [bytes.buffer]), offset > 0);
-        }
+        await inChunks(file.data, (bytes, append) => api.writeFile(file.path, Comlink.transfer(bytes, [bytes.buffer]), append));
       }
       this.seen = new Map((await api.listFiles()).map((file) => [file.path, stamp(file)]));
       this.publish({ files: stored.map(entry) });
@@ -78,12 +75,11 @@ export class SessionFiles {
         }
         // Listed as soon as it is saved, even while Python is still starting.
         await this.refresh(problems.join(" "));
-        for (let offset = 0; offset < file.size || offset === 0; offset += CHUNK_BYTES) {
+        await inChunks(file, (bytes, append, offset) => {
           const done = Math.min(100, Math.round((offset / Math.max(1, file.size)) * 100));
           this.publish({ progress: `Uploading ${path}: ${done}% of ${formatBytes(file.size)}` });
-          const bytes = new Uint8Array(await file.slice(offset, offset + CHUNK_BYTES).arrayBuffer());
-          await this.session.writeFile(path, bytes, offset > 0);
-        }
+          return this.session.writeFile(path, bytes, append);
+        });
         added.add(path);
       }
       // Known as they are now, so the next sync does not read them back.
@@ -127,7 +123,7 @@ export class SessionFiles {
 
   /** The saved content of a file, for downloading. */
   async blob(path: string): Promise<Blob | undefined> {
-    return (await listStoredFiles(this.scope)).find((file) => file.path === path)?.data;
+    return (await getStoredFile(this.scope, path))?.data;
   }
 
   private async refresh(problem: string): Promise<void> {
@@ -145,6 +141,16 @@ export class SessionFiles {
   private publish(change: Partial<FilesState>): void {
     this.state = { ...this.state, ...change };
     for (const listener of this.listeners) listener();
+  }
+}
+
+/** Hand `blob` to `write` piece by piece (an empty blob still gets one, empty, write). */
+async function inChunks(
+  blob: Blob,
+  write: (bytes: Uint8Array<ArrayBuffer>, append: boolean, offset: number) => Promise<void>,
+): Promise<void> {
+  for (let offset = 0; offset < blob.size || offset === 0; offset += CHUNK_BYTES) {
+    await write(new Uint8Array(await blob.slice(offset, offset + CHUNK_BYTES).arrayBuffer()), offset > 0, offset);
   }
 }
 

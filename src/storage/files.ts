@@ -9,6 +9,11 @@ export async function listStoredFiles(scope: string): Promise<StoredFile[]> {
   return files.sort((a, b) => a.path.localeCompare(b.path));
 }
 
+export async function getStoredFile(scope: string, path: string): Promise<StoredFile | undefined> {
+  const db = await openAppDb();
+  return db.get("files", [scope, path]);
+}
+
 /** Save one file. A full disk quota rejects with {@link QuotaError}; nothing saved before is touched. */
 export async function storeFile(file: StoredFile): Promise<void> {
   const db = await openAppDb();
