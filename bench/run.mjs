@@ -219,6 +219,8 @@ async function upload(browser) {
       const input = page.getByLabel("Choose files to upload");
       await input.setInputFiles(file);
       await page.getByRole("list", { name: "Files" }).getByText("200 MiB").waitFor({ timeout: 300_000 });
+      // Listed once saved; done once the last piece is in Python's file system.
+      await page.getByText(/Uploading/).waitFor({ timeout: 300_000 });
       await page.getByText(/Uploading/).waitFor({ state: "detached", timeout: 300_000 });
       const { ms, task } = await page.evaluate(() => ({ ms: performance.now() - window.watchStart, task: window.longest }));
       // The floor: only reading the same file into memory, nothing kept or sent anywhere.
