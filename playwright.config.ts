@@ -1,7 +1,24 @@
+import { createServer, type AddressInfo } from "node:net";
 import { defineConfig } from "@playwright/test";
 import { chromiumLaunchOptions } from "./e2e/support/chromium.ts";
 
-const PORT = 4173;
+/** A port the OS reports free (listen on port 0, on every interface, then close). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// The preview server's port: a free one, never a fixed port that some other server may hold. This file runs in
+// the runner and again in every test worker, which inherit the runner's environment: the first load picks it.
+process.env.KILN_PREVIEW_PORT ??= String(await freePort());
+const PORT = Number(process.env.KILN_PREVIEW_PORT);
+if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65535) throw new Error(`KILN_PREVIEW_PORT is not a port: ${process.env.KILN_PREVIEW_PORT}`);
 // Lets tests see (and cut off) the service worker's own requests when they go offline.
 process.env.PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS = "1";
 
@@ -12,6 +29,8 @@ export default defineConfig({
   timeout: 150_000,
   expect: { timeout: 20_000 },
   fullyParallel: true,
+  // A test.only left in would silently skip every other test.
+  forbidOnly: true,
   workers: 2,
   retries: 0,
   reporter: [["list"], ["json", { outputFile: "test-reports/e2e.json" }]],
@@ -28,6 +47,7 @@ export default defineConfig({
   webServer: {
     command: `npx vite preview --port ${PORT} --strictPort`,
     url: `http://localhost:${PORT}`,
-    reuseExistingServer: !process.env.CI,
+    // Never a server that happens to listen there already: the tests must talk to this build.
+    reuseExistingServer: false,
   },
 });

@@ -2,14 +2,15 @@
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 import { pyodideCore } from "./vite/pyodide-core.ts";
-import { embedIsolation, isolationHeaders } from "./vite/headers.ts";
+import { securityHeaders } from "./vite/headers.ts";
 import { VitePWA } from "vite-plugin-pwa";
 
-export default defineConfig({
+// Test and benchmark builds (`--mode test`) add the runtime harness page; the app's build has none.
+export default defineConfig(({ mode }) => ({
   plugins: [
     react(),
     pyodideCore(),
-    embedIsolation(),
+    securityHeaders(),
     // Offline: a Workbox service worker precaches the app and Pyodide's core (see src/sw/sw.ts).
     VitePWA({
       strategies: "injectManifest",
@@ -40,12 +41,12 @@ export default defineConfig({
     }),
   ],
   worker: { format: "es" },
-  server: { headers: isolationHeaders, cors: { origin: "*" } },
-  preview: { headers: isolationHeaders, cors: { origin: "*" } },
+  server: { cors: { origin: "*" } },
+  preview: { cors: { origin: "*" } },
   build: {
     target: "es2022",
     rolldownOptions: {
-      input: { main: "index.html", harness: "harness.html", embed: "embed.html" },
+      input: { main: "index.html", embed: "embed.html", ...(mode === "test" ? { harness: "harness.html" } : {}) },
       output: {
         // The editor, React and the SDK in chunks of their own: smaller, and cached across releases.
         codeSplitting: {
@@ -63,4 +64,4 @@ export default defineConfig({
     environment: "node",
     testTimeout: 30_000,
   },
-});
+}));

@@ -14,7 +14,7 @@ const steps = [
   ["Type-check the service worker", "npx", ["tsc", "--noEmit", "-p", "src/sw"]],
   ["Lint", "npx", ["eslint", "--max-warnings", "0", "."]],
   ["Unit tests", "npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile=${results}/unit.json`]],
-  ["Build", "npx", ["vite", "build", "--logLevel", "warn"]],
+  ["Build", "npx", ["vite", "build", "--mode", "test", "--logLevel", "warn"]],
   ["Browser tests", "npx", ["playwright", "test"]],
 ];
 

@@ -12,7 +12,7 @@ const harness = {
   pyodideIndexUrl,
   sparesReady,
   /** The default configuration; `input()` off, as nobody is there to answer. */
-  defaultConfig: sessionConfig(DEFAULT_SETTINGS, false),
+  defaultConfig: sessionConfig(DEFAULT_SETTINGS, { allowInput: false, network: true }),
 };
 
 declare global {

@@ -8,7 +8,7 @@ import "./styles.css";
 
 // Start loading Python before the interface renders: the first session takes this worker.
 loadSettings()
-  .then((settings) => warmSpare(sessionConfig(settings, true)))
+  .then((settings) => warmSpare(sessionConfig(settings, { allowInput: true, network: true })))
   .catch(() => undefined);
 
 createRoot(document.getElementById("root")!).render(

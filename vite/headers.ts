@@ -1,5 +1,8 @@
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Plugin } from "vite";
+import { HOST_BOOTSTRAP } from "../src/host/host-bootstrap.ts";
+import { FRAME_RESIZE_SCRIPT } from "../src/components/frame-policy.ts";
 
 /**
  * Headers every response carries, in dev, preview and (see README) production.
@@ -16,15 +19,55 @@ export const isolationHeaders: Record<string, string> = {
   "Access-Control-Allow-Origin": "*",
 };
 
+const hash = (script: string) => `'sha256-${createHash("sha256").update(script).digest("base64")}'`;
+
 /**
- * Headers for the widget's page (`embed.html`) on top of {@link isolationHeaders}.
- *
- * A page embedded in a host that is not cross-origin isolated is not isolated by COOP and
- * COEP (COOP is ignored in frames; COEP only counts when every ancestor has it). Chromium's
- * Document-Isolation-Policy isolates the frame by itself, whatever its host sends. Its
- * workers share its memory: SharedArrayBuffers posted to them work.
+ * The pages' Content-Security-Policy. Scripts come only from the app itself, plus the two
+ * inline scripts Kiln writes into frames (allowed by hash: the Python host frame's bootstrap,
+ * and the height reporter of HTML output frames), `blob:` (the host frame runs its code from
+ * one) and WebAssembly compilation. Frames made with `srcdoc` and the `data:` Python worker
+ * inherit this policy. `connect-src` lets the page reach model APIs over HTTPS and local
+ * servers; Python without network gets `connect-src 'none'` on top (see python-host.ts).
+ * Images only from the app, `data:` and `blob:`: nothing remote loads on its own.
+ */
+export function contentSecurityPolicy({ frameAncestors, dev = false }: { frameAncestors: string | null; dev?: boolean }): string {
+  // Vite's dev server adds an inline script of its own (a hash would disable 'unsafe-inline').
+  const inline = dev ? "'unsafe-inline'" : `${hash(HOST_BOOTSTRAP)} ${hash(FRAME_RESIZE_SCRIPT)}`;
+  const directives = [
+    "default-src 'self'",
+    `script-src 'self' blob: 'wasm-unsafe-eval' ${inline}`,
+    "worker-src 'self' data:",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "media-src 'self' data: blob:",
+    `connect-src 'self' https: http://localhost:* http://127.0.0.1:*${dev ? " ws: wss:" : ""}`,
+    "frame-src 'self' blob: data:",
+    "manifest-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    ...(frameAncestors ? [`frame-ancestors ${frameAncestors}`] : []),
+  ];
+  return directives.join("; ");
+}
+
+/** The app (every page but the widget): framed by nobody. */
+export const appHeaders: Record<string, string> = {
+  ...isolationHeaders,
+  "Content-Security-Policy": contentSecurityPolicy({ frameAncestors: "'none'" }),
+};
+
+/**
+ * The widget's page (`embed.html`): framed by any site unless the deployer says otherwise
+ * (README: `frame-ancestors`). A page embedded in a host that is not cross-origin isolated is
+ * not isolated by COOP and COEP (COOP is ignored in frames; COEP only counts when every
+ * ancestor has it). Chromium's Document-Isolation-Policy isolates the frame by itself,
+ * whatever its host sends. Its workers share its memory: SharedArrayBuffers posted to them work.
  */
 export const embedHeaders: Record<string, string> = {
+  ...isolationHeaders,
+  "Content-Security-Policy": contentSecurityPolicy({ frameAncestors: null }),
   "Document-Isolation-Policy": "isolate-and-require-corp",
 };
 
@@ -34,15 +77,23 @@ export function isEmbedPage(url: string | undefined): boolean {
   return pathname.endsWith("/embed.html") || pathname.endsWith("/embed");
 }
 
-/** Sends {@link embedHeaders} with the widget's page in `vite` dev and preview alike. */
-export function embedIsolation(): Plugin {
-  const middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
-    if (isEmbedPage(req.url)) for (const [key, value] of Object.entries(embedHeaders)) res.setHeader(key, value);
-    next();
-  };
+/**
+ * Sends {@link appHeaders} or {@link embedHeaders} with every response, in `vite` dev and
+ * preview alike. Dev also allows what Vite's dev server needs (its inline React preamble and
+ * its websocket).
+ */
+export function securityHeaders(): Plugin {
+  const middleware =
+    (dev: boolean) =>
+    (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+      const embed = isEmbedPage(req.url);
+      for (const [key, value] of Object.entries(embed ? embedHeaders : appHeaders)) res.setHeader(key, value);
+      if (dev) res.setHeader("Content-Security-Policy", contentSecurityPolicy({ frameAncestors: embed ? null : "'none'", dev }));
+      next();
+    };
   return {
-    name: "kiln-embed-isolation",
-    configureServer: (server) => void server.middlewares.use(middleware),
-    configurePreviewServer: (server) => void server.middlewares.use(middleware),
+    name: "kiln-security-headers",
+    configureServer: (server) => void server.middlewares.use(middleware(true)),
+    configurePreviewServer: (server) => void server.middlewares.use(middleware(false)),
   };
 }

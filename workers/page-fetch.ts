@@ -1,8 +1,32 @@
-import type { PageFetch } from "./python-api";
+import type { FetchReply, FetchRequest, FetchedFile, PageFetch } from "./python-api";
+
+/**
+ * The worker's side of the fetch port: ask the page for a URL, get its bytes back. The page
+ * answers only GETs under the prefixes it allows (see src/runtime/fetch-allow-list.ts).
+ */
+export function pageFetchOver(port: MessagePort): PageFetch {
+  let next = 0;
+  const waiting = new Map<number, { resolve: (file: FetchedFile) => void; reject: (error: Error) => void }>();
+  port.onmessage = (event: MessageEvent<FetchReply>) => {
+    const reply = event.data;
+    const pending = waiting.get(reply?.id);
+    if (!pending) return;
+    waiting.delete(reply.id);
+    if (reply.error) pending.reject(new TypeError(`Failed to fetch: ${reply.error}`));
+    else pending.resolve({ ok: reply.ok, status: reply.status, contentType: reply.contentType, body: reply.body });
+  };
+  return (url) =>
+    new Promise<FetchedFile>((resolve, reject) => {
+      const id = ++next;
+      waiting.set(id, { resolve, reject });
+      port.postMessage({ id, url } satisfies FetchRequest);
+    });
+}
 
 /**
  * `fetch` for Pyodide's files and packages goes through the page (see {@link PageFetch});
- * everything else, such as Python's own requests, goes to the network as before.
+ * everything else, such as Python's own requests, goes to the network as before (where the
+ * frame's policy allows it).
  */
 export function routeFetchesThroughPage(pageFetch: PageFetch, prefixes: string[]): void {
   const allowed = prefixes.filter(Boolean);
@@ -14,12 +38,8 @@ export function routeFetchesThroughPage(pageFetch: PageFetch, prefixes: string[]
     const file = await pageFetch(url);
     const headers = { "content-type": file.contentType };
     // Pyodide checks each package against the lock file's sha256 through `integrity`.
-    if (init?.integrity && file.ok) {
-      const bytes = await new Response(file.body).arrayBuffer();
-      if (!(await matchesIntegrity(bytes, init.integrity))) {
-        throw new TypeError(`Failed to fetch: the content of ${url} does not match its integrity (sha256) check`);
-      }
-      return new Response(bytes, { status: file.status, headers });
+    if (init?.integrity && file.ok && !(await matchesIntegrity(file.body, init.integrity))) {
+      throw new TypeError(`Failed to fetch: the content of ${url} does not match its integrity (sha256) check`);
     }
     return new Response(file.body, { status: file.status, headers });
   };
@@ -41,6 +61,5 @@ async function matchesIntegrity(body: ArrayBuffer, integrity: string): Promise<b
 export async function moduleFromPage(pageFetch: PageFetch, url: string): Promise<string> {
   const file = await pageFetch(url);
   if (!file.ok) throw new Error(`Could not load ${url} (${file.status})`);
-  const source = await new Response(file.body).blob();
-  return URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  return URL.createObjectURL(new Blob([file.body], { type: "text/javascript" }));
 }

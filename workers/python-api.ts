@@ -69,18 +69,78 @@ export interface WorkerInit {
   lockFileURL: string;
   /** Where packages named in the lock file are downloaded from. */
   packageBaseUrl: string;
+}
+
+/**
+ * The first message a Python worker receives, from the frame that starts it (see
+ * {@link HostStart}). Ports and buffers only: nothing callable.
+ */
+export interface WorkerStart {
+  /** The port the worker serves its {@link PythonWorkerApi} on (Comlink). */
+  kilnPort: MessagePort;
+  /** Where the worker posts {@link WorkerEvent}s. */
+  events: MessagePort;
+  /** Where the worker asks the page for Pyodide's files: {@link FetchRequest} → {@link FetchReply}. */
+  fetch: MessagePort;
   /**
-   * Int32Array[1]: the page writes 2 (SIGINT) to interrupt. Absent where the page is not
-   * cross-origin isolated: then only the worker's replacement stops Python stuck in a loop.
+   * Int32Array[1]: 2 (SIGINT) interrupts Python. Absent without shared memory: then only
+   * the worker's replacement stops Python stuck in a loop.
    */
   interruptBuffer?: SharedArrayBuffer;
   /**
    * Header Int32Array[2] (state, byte length) then the UTF-8 answer; see shared-buffers.ts.
-   * Absent where the page is not cross-origin isolated: `input()` then raises EOFError.
+   * Absent without shared memory: `input()` then raises EOFError.
    */
   stdinBuffer?: SharedArrayBuffer;
-  /** Where the worker posts {@link WorkerEvent}s. */
+}
+
+/**
+ * Page → host frame (src/host/python-host.ts), once: start a worker from `source` and hand it
+ * the ports. The frame is sandboxed (opaque origin); without `network`, its policy lets the
+ * worker connect nowhere.
+ */
+export interface HostStart {
+  kilnHost: 1;
+  /** The host frame's own code (one module). */
+  hostSource: string;
+  /** The worker's code (one module). */
+  source: string;
+  network: boolean;
+  control: MessagePort;
+  kilnPort: MessagePort;
   events: MessagePort;
+  fetch: MessagePort;
+}
+
+/** Page → host frame, over `control`. Those with an `id` are answered with a {@link HostReport} of that id. */
+export type HostCommand =
+  | { type: "interrupt" }
+  | { type: "clear-interrupt"; id: number }
+  | { type: "interrupt-pending"; id: number }
+  | { type: "answer-input"; text: string | null };
+
+/** Host frame → page, over `control`. */
+export type HostReport =
+  /** The worker exists; `sharedMemory`: interrupts and `input()` work. */
+  | { type: "started"; sharedMemory: boolean }
+  | { type: "answer"; id: number; value: boolean }
+  /** The worker died (out of memory, a failed start). */
+  | { type: "worker-error"; message: string };
+
+/** Worker → page over the fetch port: GET this URL. */
+export interface FetchRequest {
+  id: number;
+  url: string;
+}
+
+/** Page → worker over the fetch port. A refused or failed fetch has `status` 0 and an `error`. */
+export interface FetchReply {
+  id: number;
+  ok: boolean;
+  status: number;
+  contentType: string;
+  body: ArrayBuffer;
+  error?: string;
 }
 
 /** A successful run's view of the session's state, captured in case the worker is replaced. */
@@ -152,8 +212,7 @@ export interface FetchedFile {
   ok: boolean;
   status: number;
   contentType: string;
-  /** The response body, transferred as a stream. */
-  body: ReadableStream<Uint8Array>;
+  body: ArrayBuffer;
 }
 
 /**
@@ -164,7 +223,7 @@ export type PageFetch = (url: string) => Promise<FetchedFile>;
 
 /** What the worker exposes over Comlink. */
 export interface PythonWorkerApi {
-  init(options: WorkerInit, pageFetch?: PageFetch): Promise<RuntimeInfo>;
+  init(options: WorkerInit): Promise<RuntimeInfo>;
   run(code: string, options: RunOptions): Promise<WorkerRunOutcome>;
   /** Cancel run `runId` if it is waiting in `await` (where SIGINT is not seen). */
   cancel(runId: number): boolean;

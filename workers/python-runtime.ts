@@ -7,6 +7,7 @@ import type {
   ImportReport,
   PageFetch,
   PythonError,
+  PythonWorkerApi,
   RestoreReport,
   RunOptions,
   RunResult,
@@ -16,10 +17,11 @@ import type {
   WorkerEvent,
   WorkerInit,
   WorkerRunOutcome,
+  WorkerStart,
 } from "./python-api";
 import { expectStdin, waitForStdin } from "./shared-buffers";
 import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
-import { moduleFromPage, routeFetchesThroughPage } from "./page-fetch";
+import { moduleFromPage, pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
 
 /** Kiln's Python package, as text, keyed by path (`./python/kiln/runner.py`). */
 const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
@@ -55,25 +57,30 @@ function take<T>(proxy: PyProxy): T {
  * The Python interpreter of one session, living in a worker. Start-up runs as named
  * steps; `run` executes one cell under the execution contract of DESIGN.md.
  */
-export class PythonRuntime {
+export class PythonRuntime implements PythonWorkerApi {
   private pyodide!: PyodideAPI;
   private kiln!: PyProxy;
-  /** Absent where the page is not cross-origin isolated (no SharedArrayBuffer). */
-  private interrupt: Int32Array | undefined;
-  private stdinBuffer: SharedArrayBuffer | undefined;
-  private events!: MessagePort;
-  private batcher!: OutputBatcher;
+  /** Absent without shared memory (no SharedArrayBuffer). */
+  private readonly interrupt: Int32Array | undefined;
+  private readonly stdinBuffer: SharedArrayBuffer | undefined;
+  private readonly events: MessagePort;
+  private readonly pageFetch: PageFetch;
+  private readonly batcher: OutputBatcher;
   /** Import name → lock file package providing it. */
   private lockImports = new Map<string, string>();
   private allowInput = false;
   private runId = 0;
 
-  async init(options: WorkerInit, pageFetch?: PageFetch): Promise<RuntimeInfo> {
-    this.interrupt = options.interruptBuffer && new Int32Array(options.interruptBuffer);
-    this.stdinBuffer = options.stdinBuffer;
-    this.events = options.events;
+  constructor(start: WorkerStart) {
+    this.interrupt = start.interruptBuffer && new Int32Array(start.interruptBuffer);
+    this.stdinBuffer = start.stdinBuffer;
+    this.events = start.events;
+    this.pageFetch = pageFetchOver(start.fetch);
     this.batcher = new OutputBatcher((event) => this.post(event));
-    await this.initRuntime(options, pageFetch);
+  }
+
+  async init(options: WorkerInit): Promise<RuntimeInfo> {
+    await this.initRuntime(options);
     this.initFilesystem();
     this.initPackageIndex();
     this.initKernel();
@@ -84,21 +91,21 @@ export class PythonRuntime {
     };
   }
 
-  private async initRuntime(options: WorkerInit, pageFetch?: PageFetch): Promise<void> {
-    let moduleUrl = `${options.indexURL}pyodide.mjs`;
-    let createPyodideModule: unknown;
-    if (pageFetch) {
-      const lockDir = options.lockFileURL ? new URL(".", options.lockFileURL).href : "";
-      routeFetchesThroughPage(pageFetch, [options.indexURL, options.packageBaseUrl, options.lockFileURL, lockDir]);
-      moduleUrl = await moduleFromPage(pageFetch, moduleUrl);
-      const asm = (await import(/* @vite-ignore */ await moduleFromPage(pageFetch, `${options.indexURL}pyodide.asm.mjs`))) as {
-        default: unknown;
-      };
-      createPyodideModule = asm.default;
-    }
+  /**
+   * Pyodide's files all come through the page (its service worker serves them offline; the
+   * worker's own network may be off): the modules as `blob:` URLs, the rest through `fetch`.
+   */
+  private async initRuntime(options: WorkerInit): Promise<void> {
+    const { pageFetch } = this;
+    const lockDir = options.lockFileURL ? new URL(".", options.lockFileURL).href : "";
+    routeFetchesThroughPage(pageFetch, [options.indexURL, options.packageBaseUrl, options.lockFileURL, lockDir]);
+    const moduleUrl = await moduleFromPage(pageFetch, `${options.indexURL}pyodide.mjs`);
+    const asm = (await import(/* @vite-ignore */ await moduleFromPage(pageFetch, `${options.indexURL}pyodide.asm.mjs`))) as {
+      default: unknown;
+    };
     const module = (await import(/* @vite-ignore */ moduleUrl)) as { loadPyodide: LoadPyodide };
     this.pyodide = await module.loadPyodide({
-      ...(createPyodideModule ? { createPyodideModule } : {}),
+      createPyodideModule: asm.default,
       indexURL: options.indexURL,
       ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
       packageBaseUrl: options.packageBaseUrl,

@@ -1,11 +1,15 @@
 import * as Comlink from "comlink";
+import type { WorkerStart } from "./python-api";
 import { PythonRuntime } from "./python-runtime";
 
-// The page sends the port to talk Comlink over as the first message.
+// The frame that starts the worker sends its ports (and shared buffers) as the first message.
 self.addEventListener(
   "message",
-  (event: MessageEvent<{ kilnPort?: MessagePort }>) => {
-    if (event.data?.kilnPort) Comlink.expose(new PythonRuntime(), event.data.kilnPort);
+  (event: MessageEvent<Partial<WorkerStart>>) => {
+    const start = event.data;
+    if (start?.kilnPort && start.events && start.fetch) {
+      Comlink.expose(new PythonRuntime(start as WorkerStart), start.kilnPort);
+    }
   },
   { once: true },
 );

@@ -1,12 +1,18 @@
 import Anthropic, { toFile, type APIError } from "@anthropic-ai/sdk";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic, type ExecErrorCode, type RecordedFileRequest, type RecordedRequest, type Reply } from "./server.ts";
 
+/** The base URL: `http://127.0.0.1:<port>/<token>`. */
 let url = "";
+let token = "";
 let close: () => Promise<void> = async () => {};
 
 beforeAll(async () => {
-  ({ url, close } = await startFakeAnthropic(0)); // 0: a free port
+  ({ url, token, close } = await startFakeAnthropic()); // a free port and a fresh token
 });
 afterAll(() => close());
 
@@ -420,7 +426,7 @@ describe("fake Anthropic API: sandbox limits", () => {
   let limited = "";
   let closeLimited: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    ({ url: limited, close: closeLimited } = await startFakeAnthropic(0, { execTimeoutMs: 300, containerIdleMs: 1000, maxUploadBytes: 1000, maxOutputFileBytes: 1000 }));
+    ({ url: limited, close: closeLimited } = await startFakeAnthropic({ execTimeoutMs: 300, containerIdleMs: 1000, maxUploadBytes: 1000, maxOutputFileBytes: 1000 }));
   });
   afterAll(() => closeLimited());
   const limitedClient = (apiKey: string) => new Anthropic({ apiKey, baseURL: limited, maxRetries: 0 });
@@ -454,5 +460,120 @@ describe("fake Anthropic API: sandbox limits", () => {
     expect(failure).toBeInstanceOf(Anthropic.APIError);
     expect(failure).toMatchObject({ status: 413, type: "request_too_large" });
     expect((await api.files.upload({ file: await toFile(Buffer.alloc(100), "small.bin") })).size_bytes).toBe(100);
+  });
+});
+
+describe("fake Anthropic API: only its test run's token gets in", () => {
+  const origin = () => new URL(url).origin;
+  const notFound = { type: "error", error: { type: "not_found_error", message: expect.any(String) } };
+  /** A token of the same length that differs in its last character. */
+  const wrongToken = () => token.slice(0, -1) + (token.endsWith("0") ? "1" : "0");
+  let scratch = "";
+  beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), "kiln-token-test-"));
+  });
+  afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+  /** POST a valid code execution request (key and all) to `base`: the scripted reply would run `touch <marker>`. */
+  const postExec = (base: string, key: string) =>
+    fetch(`${base}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify(execParams("true")),
+    });
+
+  it("listens on a port the OS picked, under a fresh random token", async () => {
+    expect(token).toMatch(/^[0-9a-f]{32}$/);
+    expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/${token}$`));
+    expect(new URL(url).port).not.toBe("4181");
+    const other = await startFakeAnthropic();
+    try {
+      expect(other.token).not.toBe(token);
+      expect(new URL(other.url).port).not.toBe(new URL(url).port);
+      // Each server answers its own token only.
+      expect((await fetch(`${other.url}/v1/models`, { headers: { "x-api-key": freshKey() } })).status).toBe(200);
+      expect((await fetch(`${new URL(other.url).origin}/${token}/v1/models`, { headers: { "x-api-key": freshKey() } })).status).toBe(404);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("takes a given token, and refuses a short or unsafe one", async () => {
+    const given = "given-token_0123456789";
+    const server = await startFakeAnthropic({ token: given });
+    try {
+      expect(server.token).toBe(given);
+      expect(server.url.endsWith(`/${given}`)).toBe(true);
+      expect((await fetch(`${server.url}/v1/models`, { headers: { "x-api-key": freshKey() } })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+    await expect(startFakeAnthropic({ token: "short" })).rejects.toThrow(/token/);
+    await expect(startFakeAnthropic({ token: "../../0123456789abcdef" })).rejects.toThrow(/token/);
+  });
+
+  it("answers a request without the token with a 404, runs nothing and records nothing; the right token runs it", async () => {
+    const key = freshKey();
+    const marker = join(scratch, "ran-without-token");
+    await script(key, [{ execute: { command: `touch '${marker}'` } }]);
+
+    const res = await postExec(origin(), key);
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.json()).toEqual(notFound);
+    expect(existsSync(marker)).toBe(false);
+    expect(await requests(key)).toEqual([]);
+    // The control routes are behind the token too.
+    expect((await fetch(`${origin()}/__kiln/requests?key=${key}`)).status).toBe(404);
+    const queued = await fetch(`${origin()}/__kiln/script`, { method: "POST", body: JSON.stringify({ key, replies: [{ execute: { command: "exit 7" } }] }) });
+    expect(queued.status).toBe(404);
+
+    // The scripted reply is still the first in the queue: with the token, it runs.
+    const ok = await postExec(url, key);
+    expect(ok.status).toBe(200);
+    const message = (await ok.json()) as Anthropic.Message;
+    expect(okResultOf(message).return_code).toBe(0);
+    expect(existsSync(marker)).toBe(true);
+    expect(await requests(key)).toHaveLength(1);
+  });
+
+  it("answers a wrong token, or the token anywhere but as the whole first segment, with a 404", async () => {
+    const key = freshKey();
+    const marker = join(scratch, "ran-with-wrong-token");
+    await script(key, [{ execute: { command: `touch '${marker}'` } }]);
+    const wrongBases = [
+      `${origin()}/${wrongToken()}`,
+      `${origin()}/${token.toUpperCase()}`,
+      `${origin()}/${token.slice(0, -1)}`,
+      `${origin()}/${token}0`,
+      `${origin()}/x/${token}`,
+    ];
+    for (const base of wrongBases) {
+      const res = await postExec(base, key);
+      expect(res.status, base).toBe(404);
+      expect(await res.json()).toEqual(notFound);
+      expect((await fetch(`${base}/v1/models`, { headers: { "x-api-key": key } })).status, base).toBe(404);
+      expect((await fetch(`${base}/v1/files`, { headers: { "x-api-key": key } })).status, base).toBe(404);
+    }
+    // The token must be a path segment of its own, not a prefix of the next one or a query parameter.
+    expect((await fetch(`${origin()}/${token}v1/models`, { headers: { "x-api-key": key } })).status).toBe(404);
+    expect((await fetch(`${origin()}/${token}`, { headers: { "x-api-key": key } })).status).toBe(404);
+    expect((await fetch(`${origin()}/v1/models?token=${token}`, { headers: { "x-api-key": key } })).status).toBe(404);
+    expect(existsSync(marker)).toBe(false);
+    expect(await requests(key)).toEqual([]);
+    expect(await (await fetch(`${url}/__kiln/file-requests?key=${encodeURIComponent(key)}`)).json()).toEqual([]);
+  });
+
+  it("answers a CORS preflight without the token with a 404 that the browser can read", async () => {
+    const preflight = { origin: "http://localhost:4173", "access-control-request-method": "POST", "access-control-request-headers": "x-api-key, content-type" };
+    for (const base of [origin(), `${origin()}/${wrongToken()}`]) {
+      const res = await fetch(`${base}/v1/messages`, { method: "OPTIONS", headers: preflight });
+      expect(res.status, base).toBe(404);
+      expect(res.headers.get("access-control-allow-origin")).toBe("*");
+      expect(res.headers.get("access-control-allow-methods")).toBeNull();
+      expect(res.headers.get("access-control-allow-headers")).toBeNull();
+      expect(await res.json()).toEqual(notFound);
+    }
+    expect((await fetch(`${url}/v1/messages`, { method: "OPTIONS", headers: preflight })).status).toBe(204);
   });
 });

@@ -1,7 +1,19 @@
 /**
  * A fake Anthropic Messages API for browser tests (node:http only), so no test reaches the real API.
  *
- * The app's `@anthropic-ai/sdk` client points its `baseURL` here. The server answers like the real API:
+ * It runs shell commands for its code execution tool, so it answers only its own test run:
+ * - It listens on 127.0.0.1 on a port the OS picks (`options.port`, default 0) and makes a secret token per
+ *   start (`options.token`, default 16 random bytes in hex). Every route below lives under `/<token>/`:
+ *   `startFakeAnthropic()` resolves to `{url, token, close}` with `url` = `http://127.0.0.1:<port>/<token>`,
+ *   which is the SDK's `baseURL` (the app's Base URL setting) as is, and the control routes are `${url}/__kiln/…`.
+ * - A request whose path does not start with `/<token>/` (no token, a wrong one, an OPTIONS preflight without
+ *   it) gets a 404 `not_found_error` (with the CORS headers, so that a browser can read it): nothing runs and
+ *   nothing is recorded. The token is compared in constant time.
+ * - The browser tests reach it through `KILN_FAKE_ANTHROPIC_URL`, set by e2e/support/global-setup.ts.
+ *
+ * Below, paths are given without the `/<token>` prefix.
+ *
+ * The app's `@anthropic-ai/sdk` client takes that `url` as its `baseURL`. The server answers like the real API:
  * - `POST /v1/messages`: the next scripted reply, as SSE (`stream: true`) or as one message JSON. Requests are
  *   validated first (model, max_tokens, alternating roles, tool_use/tool_result pairing, tool shapes, the
  *   `container` and every `container_upload` file id): a 400 `invalid_request_error` otherwise.
@@ -14,7 +26,8 @@
  *   or the key `bad-key` gets a 401 `authentication_error`.
  * - Every response has a `request-id`, CORS headers and `cross-origin-resource-policy: cross-origin` (the app
  *   page is cross-origin isolated); an OPTIONS preflight on any path answers 204 and allows whatever headers
- *   the browser asks for (`content-type` of a multipart upload, `anthropic-beta`, `x-stainless-*`, …).
+ *   the browser asks for (`content-type` of a multipart upload, `anthropic-beta`, `x-stainless-*`, …); without
+ *   the token it is a 404 like any other request.
  *
  * Server-side code execution. A reply `{execute: ExecOptions}` answers a request whose `tools` hold a code
  * execution tool (`type` `code_execution_<version>`, name `code_execution`). The "model" runs the first fenced
@@ -43,7 +56,7 @@
  *   all; none makes a new one. A container expires 30 minutes after its last use; an unknown or expired id is a
  *   400 `invalid_request_error` (`container <id> not found` / `container <id> has expired`), as is a
  *   `container_upload` of an unknown file; such refused requests leave the scripted reply queued. All temp
- *   folders are removed on `close()`. `startFakeAnthropic(port, options)` can shorten the limits for tests.
+ *   folders are removed on `close()`. `startFakeAnthropic(options)` can shorten the limits for tests.
  *
  * Control API, keyed by API key so that parallel tests with different keys never meet:
  * - `POST /__kiln/script` `{key, replies: Reply[]}` appends replies to the key's queue; each `/v1/messages`
@@ -55,7 +68,7 @@
  * - `POST /__kiln/reset` `{key}` clears the key's queue, requests, files and containers.
  */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -63,8 +76,6 @@ import type { AddressInfo } from "node:net";
 import { constants as osConstants, tmpdir } from "node:os";
 import { basename, extname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-
-export const FAKE_ANTHROPIC_PORT = 4181;
 
 export type ScriptBlock = { type: "text"; text: string } | { type: "tool_use"; name: string; input: unknown; id?: string };
 export type StopReason = "end_turn" | "tool_use" | "pause_turn" | "max_tokens";
@@ -110,6 +121,10 @@ export interface RecordedFileRequest {
   file?: FileMetadata;
 }
 export interface FakeAnthropicOptions {
+  /** The port to listen on (127.0.0.1); 0, the default, lets the OS pick a free one. */
+  port?: number;
+  /** The secret path prefix (at least 16 of `A-Z a-z 0-9 _ -`); default: 16 random bytes in hex. */
+  token?: string;
   /** Default time limit of a code execution run, in ms (20 000). */
   execTimeoutMs?: number;
   /** A container expires this long after its last use, in ms (30 minutes). */
@@ -276,10 +291,40 @@ type RunResult =
   | { error: ExecErrorCode }
   | { stdout: string; stderr: string; return_code: number; files: StoredFile[] };
 
-export async function startFakeAnthropic(
-  port: number,
-  options: FakeAnthropicOptions = {},
-): Promise<{ url: string; close: () => Promise<void> }> {
+export interface FakeAnthropic {
+  /** `http://127.0.0.1:<port>/<token>`: the API's base URL (no trailing slash). */
+  url: string;
+  /** The secret first path segment of every route. */
+  token: string;
+  /** Stops the server, kills running code, and removes every temp folder. */
+  close: () => Promise<void>;
+}
+
+/**
+ * A request's URL with the path after `/<token>` (`/<token>/v1/messages?x` → `/v1/messages?x`), or null when
+ * its path does not start with `/<token>/` (or the request target does not parse).
+ */
+function routedUrl(target: string, token: Buffer): URL | null {
+  let url: URL;
+  try {
+    url = new URL(target, "http://localhost");
+  } catch {
+    return null;
+  }
+  const end = url.pathname.indexOf("/", 1);
+  if (end < 0) return null;
+  const given = Buffer.from(url.pathname.slice(1, end), "utf8");
+  // timingSafeEqual needs equal lengths; the length of the token is no secret.
+  if (given.length !== token.length || !timingSafeEqual(given, token)) return null;
+  url.pathname = url.pathname.slice(end);
+  return url;
+}
+
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+  const port = options.port ?? 0;
+  const token = options.token ?? randomBytes(16).toString("hex");
+  if (!/^[\w-]{16,}$/.test(token)) throw new Error("startFakeAnthropic: the token must be at least 16 of A-Z a-z 0-9 _ -");
+  const tokenBytes = Buffer.from(token, "utf8");
   const execTimeoutMs = options.execTimeoutMs ?? 20_000;
   const containerIdleMs = options.containerIdleMs ?? 30 * 60_000;
   const maxUploadBytes = options.maxUploadBytes ?? 500 * MB;
@@ -417,6 +462,13 @@ export async function startFakeAnthropic(
     res.setHeader("access-control-allow-origin", "*");
     res.setHeader("access-control-expose-headers", "request-id, retry-after");
     res.setHeader("cross-origin-resource-policy", "cross-origin");
+    const url = routedUrl(req.url ?? "/", tokenBytes); // the path without the token, for the routes below
+    if (!url) {
+      // Not this test run's client: answer before reading the body, run nothing, record nothing.
+      req.resume();
+      res.setHeader("connection", "close");
+      return sendError(res, 404, "not_found_error", "Not found: this server answers only under its test run's token (/<token>/…).");
+    }
     if (req.method === "OPTIONS") {
       res.writeHead(204, {
         "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
@@ -426,7 +478,6 @@ export async function startFakeAnthropic(
       res.end();
       return;
     }
-    const url = new URL(req.url ?? "/", "http://localhost");
     const route = `${req.method} ${url.pathname.replace(/\/+$/, "")}`;
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1];
     const key = header(req, "x-api-key") ?? bearer ?? null;
@@ -675,7 +726,7 @@ export async function startFakeAnthropic(
 
   const url = await new Promise<string>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    server.listen(port, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/${token}`));
   });
   const close = async () => {
     for (const kill of running) kill();
@@ -685,7 +736,7 @@ export async function startFakeAnthropic(
     });
     await Promise.all([...tempDirs].map(removeDir));
   };
-  return { url, close };
+  return { url, token, close };
 }
 
 interface SendOptions {
@@ -840,7 +891,7 @@ function sendError(res: ServerResponse, status: number, type: string, message: s
   sendJson(res, status, { type: "error", error: { type, message } });
 }
 
-// Run directly (under any TypeScript loader): serve on FAKE_ANTHROPIC_PORT, or PORT.
+// Run directly (under any TypeScript loader): serve on a free port, or PORT; the printed URL holds the token.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  startFakeAnthropic(Number(process.env.PORT) || FAKE_ANTHROPIC_PORT).then(({ url }) => console.log(`Fake Anthropic API on ${url}`));
+  startFakeAnthropic({ port: Number(process.env.PORT) || 0 }).then(({ url }) => console.log(`Fake Anthropic API on ${url} (the Base URL, token included)`));
 }

@@ -1,18 +1,41 @@
 import { expect, type Page } from "@playwright/test";
 import { saveSettings } from "./settings";
-import { FAKE_ANTHROPIC_PORT, type RecordedRequest, type Reply } from "../fake-anthropic/server";
+import type { RecordedRequest, Reply } from "../fake-anthropic/server";
 
-export const API_BASE = `http://127.0.0.1:${FAKE_ANTHROPIC_PORT}`;
+/**
+ * The stand-in Anthropic API's base URL, `http://127.0.0.1:<port>/<token>` (the route prefix is the run's secret
+ * token): e2e/support/global-setup.ts starts the server and sets `KILN_FAKE_ANTHROPIC_URL`. Read on each call, so
+ * that loading this module never depends on the global setup having run (listing tests does not run it).
+ */
+export function apiBase(): string {
+  const url = process.env.KILN_FAKE_ANTHROPIC_URL;
+  if (!url) {
+    throw new Error(
+      "KILN_FAKE_ANTHROPIC_URL is not set: the stand-in Anthropic API is started by e2e/support/global-setup.ts, " +
+        "which `playwright test` runs before the tests (with playwright.config.ts as its config)",
+    );
+  }
+  return url;
+}
+
+/**
+ * `apiBase()` as a string constant, for specs that want one. Test workers start after the global setup, so in a
+ * worker it is read (or fails, with apiBase's message) when this module loads. Elsewhere (the runner loading test
+ * files, e.g. to list them, possibly without a global setup) it is a URL that can never resolve (`.invalid`), since
+ * no test body runs there. Prefer `apiBase()`.
+ */
+export const API_BASE: string =
+  process.env.KILN_FAKE_ANTHROPIC_URL || (process.env.TEST_WORKER_INDEX === undefined ? "http://kiln-fake-anthropic-url-not-set.invalid" : apiBase());
 
 /** Queue the stand-in API's next replies for requests made with `key`. */
 export async function script(key: string, replies: Reply[]): Promise<void> {
-  const response = await fetch(`${API_BASE}/__kiln/script`, { method: "POST", body: JSON.stringify({ key, replies }) });
+  const response = await fetch(`${apiBase()}/__kiln/script`, { method: "POST", body: JSON.stringify({ key, replies }) });
   expect(response.ok).toBe(true);
 }
 
 /** Every Messages request the stand-in API received with `key`. */
 export async function requests(key: string): Promise<RecordedRequest[]> {
-  return (await fetch(`${API_BASE}/__kiln/requests?key=${encodeURIComponent(key)}`)).json();
+  return (await fetch(`${apiBase()}/__kiln/requests?key=${encodeURIComponent(key)}`)).json();
 }
 
 /** A key of its own per test, so tests running side by side never share replies. */
@@ -23,7 +46,7 @@ export function uniqueKey(name: string): string {
 /** Open Chat with an API key and the stand-in server as Base URL. */
 export async function openChat(page: Page, apiKey: string): Promise<void> {
   await page.goto("/#/chat");
-  await saveSettings(page, { "API key": apiKey, "Base URL": API_BASE });
+  await saveSettings(page, { "API key": apiKey, "Base URL": apiBase() });
 }
 
 export async function sendMessage(page: Page, text: string): Promise<void> {

@@ -2,8 +2,14 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test as base, expect, type Frame, type FrameLocator, type Page } from "@playwright/test";
 
-/** Where the widget is served (Playwright's baseURL). */
-export const KILN_ORIGIN = "http://localhost:4173";
+/** Where the widget is served: Playwright's baseURL, whose port playwright.config.ts (loaded first) picks. */
+export const KILN_ORIGIN = `http://localhost:${previewPort()}`;
+
+function previewPort(): string {
+  const port = process.env.KILN_PREVIEW_PORT;
+  if (!port) throw new Error("KILN_PREVIEW_PORT is not set: playwright.config.ts picks the preview server's port; run the tests with that config");
+  return port;
+}
 
 /**
  * `/?frame=<query>&frame=<query>…` embeds one widget per `frame` parameter, each with that

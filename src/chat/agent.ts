@@ -20,6 +20,8 @@ export interface TurnContext {
   /** Runs a tool call's code: in the browser, or on Anthropic's sandbox when it must. */
   runCode: (code: string, onEvent: (event: WorkerEvent) => void) => Promise<RunResult>;
   pythonVersion: string;
+  /** Whether this conversation's Python may use the network. */
+  pythonNetwork: boolean;
   signal: AbortSignal;
   nextSeq: () => number;
   /** A message was added or changed: show it and save it. `final` when it will not change again. */
@@ -34,7 +36,7 @@ const newId = () => crypto.randomUUID();
 
 /** Claude answers, running its Python calls in the session, until it ends its turn. */
 export async function runTurn(ctx: TurnContext): Promise<void> {
-  const tools = [pythonTool(ctx.pythonVersion)];
+  const tools = [pythonTool(ctx.pythonVersion, ctx.pythonNetwork)];
   for (let round = 0; ; round++) {
     const assistant: ChatMessage = {
       id: newId(),

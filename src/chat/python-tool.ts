@@ -9,7 +9,7 @@ export const PYTHON_TOOL_NAME = "python";
 /** Text sent back to the model per tool call; the rest is cut with a notice. */
 export const TOOL_RESULT_TEXT_LIMIT = 20_000;
 
-export function pythonTool(pythonVersion: string): ToolSpec {
+export function pythonTool(pythonVersion: string, network: boolean): ToolSpec {
   return {
     name: PYTHON_TOOL_NAME,
     description: [
@@ -19,7 +19,10 @@ export function pythonTool(pythonVersion: string): ToolSpec {
       "The value of the last expression is returned, as in a notebook cell (end the line with ';' to suppress it).",
       "Show figures with matplotlib (every open figure is returned as an image at the end of the run, and on plt.show()) or display(obj).",
       "Packages from Pyodide's index (numpy, pandas, matplotlib, scipy, scikit-learn, sympy, and ~350 more) load automatically when imported; pip is not available.",
-      "Top-level await works. input() is not available: nobody answers it. Network access is limited to CORS-enabled URLs.",
+      "Top-level await works. input() is not available: nobody answers it.",
+      network
+        ? "The person allowed network access for this conversation: fetch works for URLs that send CORS headers."
+        : "There is no network access: the browser blocks every connection from Python (the person can allow it for this conversation). Package imports still work.",
       "Code that imports a library the browser cannot load (such as torch) runs on Anthropic's code execution sandbox instead; the result says so.",
       "The sandbox keeps its own variables and files between such runs, separate from the browser's: pass data between them through files.",
     ].join(" "),

@@ -57,6 +57,8 @@ export interface Conversation {
   createdAt: number;
   updatedAt: number;
   usage: Usage;
+  /** Whether Python may use the network in this conversation (the person's switch; off when absent). */
+  pythonNetwork?: boolean;
 }
 
 /** What the model provider streams, in Kiln's words. */

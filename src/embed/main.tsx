@@ -12,13 +12,19 @@ import { Widget } from "./Widget";
 import "../styles.css";
 import "./embed.css";
 
-const options = parseEmbedParams(location.search);
+const params = parseEmbedParams(location.search);
+// Opened on its own (a link, not a frame), the widget runs nothing until the person presses
+// Run: a link must not run code in their browser, and no other window may drive it.
+const framed = window.parent !== window;
+const options = { ...params, autorun: params.autorun && framed };
 const controller = new EmbedController(options, {
   lockFileUrl: DEFAULT_SETTINGS.lockFileUrl,
   packageBaseUrl: DEFAULT_SETTINGS.packageBaseUrl,
   outputLimitBytes: DEFAULT_SETTINGS.outputLimitKiB * 1024,
   timeoutMs: DEFAULT_SETTINGS.runTimeoutSeconds * 1000,
   allowInput: true,
+  // The host page's code may use the network, as code on the host page itself could.
+  network: true,
   // A page may hold many widgets that are never run: a spare loads once one is.
   spare: "on-first-run",
 });

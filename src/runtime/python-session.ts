@@ -1,4 +1,3 @@
-import * as Comlink from "comlink";
 import type {
   FileInfo,
   ImportReport,
@@ -34,6 +33,8 @@ export interface SessionConfig extends WorkerConfig {
 export const HARD_STOP_GRACE_MS = 120;
 /** Once Python has noticed SIGINT, how long it gets to finish unwinding (or stop ignoring it). */
 export const UNWIND_GRACE_MS = 3000;
+/** Workers lost in a row (crashes with no good run between) before the saved state is given up. */
+const MAX_LOSSES_BEFORE_RESET = 2;
 
 /** One owner for the session's state, so the status line and errors cannot drift apart. */
 export type SessionState =
@@ -75,6 +76,8 @@ export class PythonSession {
   private active: ActiveRun | undefined;
   private snapshot = emptySnapshot();
   private runs = 0;
+  /** Workers lost since the last run that ended well: state that kills every worker is not brought back again. */
+  private lossesInRow = 0;
   private disposed = false;
   /** Runs on every new worker before it takes any call (puts the person's files back). */
   private workerSetup: ((api: WorkerHandle["api"]) => Promise<void>) | undefined;
@@ -101,13 +104,16 @@ export class PythonSession {
   setWorkerSetup(setup: (api: WorkerHandle["api"]) => Promise<void>): void {
     this.workerSetup = setup;
     const worker = this.current;
-    this.prepared.set(worker, this.prepare(worker));
+    const prepared = this.prepare(worker);
+    prepared.catch(() => undefined);
+    this.prepared.set(worker, prepared);
   }
 
   private whenReady(worker: WorkerHandle): Promise<RuntimeInfo> {
     let ready = this.prepared.get(worker);
     if (!ready) {
       ready = this.prepare(worker);
+      ready.catch(() => undefined);
       this.prepared.set(worker, ready);
     }
     return ready;
@@ -124,9 +130,18 @@ export class PythonSession {
     return () => this.listeners.delete(listener);
   }
 
-  /** Settings take effect for the next run; package settings at the next restart. */
+  /**
+   * Settings take effect for the next run; package settings at the next restart. A change
+   * of network permission takes a new worker at once (its frame's policy is fixed), with the
+   * state of the last successful run restored.
+   */
   configure(config: SessionConfig): void {
+    const networkChanged = config.network !== this.config.network;
     this.config = config;
+    if (networkChanged && !this.disposed) {
+      const next = this.queue.then(() => this.recover("Switching Python's network access…"));
+      this.queue = next.catch(() => undefined);
+    }
   }
 
   /** Run code after any run already queued. */
@@ -153,9 +168,11 @@ export class PythonSession {
     const hardStop = () => {
       if (this.active === run && this.current === worker) worker.terminate("Python did not stop, so its worker was replaced.");
     };
-    run.hardStop = setTimeout(() => {
+    run.hardStop = setTimeout(async () => {
+      const pending = await worker.interruptPending();
+      if (this.active !== run) return;
       // Seen but not finished yet (a slow unwind, a busy machine): give it longer.
-      if (!worker.interruptPending || run.cancelled) run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
+      if (!pending || run.cancelled) run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
       else hardStop();
     }, HARD_STOP_GRACE_MS);
   }
@@ -199,8 +216,7 @@ export class PythonSession {
   writeFile(path: string, data: string | Uint8Array, append = false): Promise<void> {
     const next = this.queue.then(async () => {
       await this.ready;
-      const payload = typeof data === "string" ? data : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
-      await this.current.api.writeFile(path, payload, append);
+      await this.current.api.writeFile(path, data, append);
     });
     this.queue = next.catch(() => undefined);
     return next;
@@ -263,17 +279,31 @@ export class PythonSession {
     return this.current;
   }
 
-  /** Replace the worker and bring back the state of the last successful run. */
-  private async recover(): Promise<RestoreReport> {
-    const worker = this.swap("Python stopped; restoring your variables…");
+  /**
+   * Replace the worker and bring back the state of the last successful run. State whose
+   * restore fails, or that brings down worker after worker, is dropped: a fresh
+   * interpreter beats a loop of replacements.
+   */
+  private async recover(message = "Python stopped; restoring your variables…"): Promise<RestoreReport> {
+    if (this.lossesInRow >= MAX_LOSSES_BEFORE_RESET) return this.startAfresh();
+    const worker = this.swap(message);
     try {
       await this.whenReady(worker);
       const report = await worker.api.restore(this.snapshot);
       if (this.current === worker && !this.active) this.setState({ kind: "ready", info: await worker.ready });
       return report;
     } catch {
-      return { kept: [], lost: [...this.snapshot.names] };
+      return this.current === worker && !this.disposed ? this.startAfresh() : { kept: [], lost: [...this.snapshot.names] };
     }
+  }
+
+  /** A fresh interpreter with nothing restored; the saved state is forgotten. */
+  private startAfresh(): RestoreReport {
+    const lost = [...this.snapshot.names];
+    this.snapshot = emptySnapshot();
+    this.lossesInRow = 0;
+    this.swap("Starting Python afresh: the saved variables could not be brought back…");
+    return { kept: [], lost };
   }
 
   private onWorkerEvent(worker: WorkerHandle, event: WorkerEvent): void {
@@ -309,8 +339,6 @@ export class PythonSession {
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
-    // Cleared here, not in the worker: a Stop pressed while the run is on its way must count.
-    worker.clearInterrupt();
     const run: ActiveRun = { id: ++this.runs, handlers, drained };
     if (this.config.spare === "on-first-run") warmSpare(this.config);
     this.active = run;
@@ -319,6 +347,8 @@ export class PythonSession {
     const deadline = timeoutMs > 0 ? setTimeout(() => this.interrupt("deadline"), timeoutMs) : undefined;
     const stopped = () => (run.stopReason === "deadline" ? "timeout" : "interrupted");
     try {
+      // Cleared before the run is sent, not in the worker: a Stop pressed from here on counts.
+      await worker.clearInterrupt();
       const outcome: WorkerRunOutcome = await Promise.race([
         Promise.all([
           worker.api.run(code, {
@@ -332,10 +362,12 @@ export class PythonSession {
       ]);
       const { result, capture } = outcome;
       if (capture) this.remember(capture);
+      this.lossesInRow = 0;
       return result.status === "interrupted" ? { ...result, status: stopped() } : result;
     } catch (error) {
       // The worker was replaced (hard stop) or died (out of memory, fatal error, exit).
       const status = run.stopReason ? stopped() : "crashed";
+      if (status === "crashed") this.lossesInRow += 1;
       const evalue = status === "crashed" ? describe(error) : "Python did not stop in time, so its worker was replaced";
       worker.terminate();
       const result: RunResult = {

@@ -1,19 +1,37 @@
 import * as Comlink from "comlink";
 import workerUrl from "../../workers/python.worker.ts?worker&url";
-import type { FetchedFile, PythonWorkerApi, RuntimeInfo, WorkerEvent } from "../../workers/python-api";
+import hostUrl from "../host/python-host.ts?worker&url";
+import { HOST_SRCDOC } from "../host/host-bootstrap";
+import type {
+  FetchReply,
+  HostCommand,
+  HostStart,
+  PythonWorkerApi,
+  RuntimeInfo,
+  WorkerEvent,
+  WorkerInit,
+} from "../../workers/python-api";
+import { allowList, checkFetchUrl, type AllowList } from "./fetch-allow-list";
 import {
-  answerStdin,
-  createInterruptBuffer,
-  createStdinBuffer,
-  requestInterrupt,
-  sharedMemoryAvailable,
-} from "../../workers/shared-buffers";
+  isBoolean,
+  isBytes,
+  isFetchRequest,
+  isFileList,
+  isHostReport,
+  isImportReport,
+  isRestoreReport,
+  isRuntimeInfo,
+  isWorkerEvent,
+  isWorkerRunOutcome,
+} from "./worker-guards";
 
 /** What a worker is started with; workers with equal configs are interchangeable. */
 export interface WorkerConfig {
   /** Lock file to use instead of Pyodide's own; empty for the default. */
   lockFileUrl: string;
   packageBaseUrl: string;
+  /** Whether Python may connect to the network (its frame's policy enforces it). */
+  network: boolean;
 }
 
 /** Absolute URL of Pyodide's core, served by the app itself. */
@@ -21,75 +39,150 @@ export function pyodideIndexUrl(): string {
   return new URL(`${import.meta.env.BASE_URL}pyodide/`, location.href).href;
 }
 
-let workerSource: Promise<string> | undefined;
+// A reply from the worker is data: never a proxy that the page would call into.
+Comlink.transferHandlers.delete("proxy");
+
+const sources = new Map<string, Promise<string>>();
 
 /**
- * The worker's code for a `data:` URL. A `data:` worker has an opaque origin, so the page's
- * service worker does not see its requests: the built worker (one self-contained module)
- * is fetched by the page, which the service worker serves offline, and inlined. In dev, where
- * the worker module imports others, the `data:` URL imports it instead.
+ * A module's code, to be run from a `blob:` or `data:` URL in a host frame (which cannot
+ * fetch it: its network may be off). Built modules are self-contained; the page fetches them
+ * (the service worker serves them offline). In dev, where a module imports others, the code
+ * imports it instead.
  */
-function workerScript(): Promise<string> {
-  const moduleUrl = new URL(workerUrl, location.href).href;
+function moduleSource(url: string): Promise<string> {
+  const moduleUrl = new URL(url, location.href).href;
   if (import.meta.env.DEV) return Promise.resolve(`import ${JSON.stringify(moduleUrl)};`);
-  workerSource ??= fetch(moduleUrl).then((response) => {
-    if (!response.ok) throw new Error(`Could not load the Python worker (${response.status}).`);
-    return response.text();
-  });
-  workerSource.catch(() => (workerSource = undefined));
-  return workerSource;
+  let source = sources.get(moduleUrl);
+  if (!source) {
+    source = fetch(moduleUrl).then((response) => {
+      if (!response.ok) throw new Error(`Could not load Python's code (${response.status}).`);
+      return response.text();
+    });
+    sources.set(moduleUrl, source);
+    source.catch(() => sources.delete(moduleUrl));
+  }
+  return source;
+}
+
+/** Logs what a worker sent that breaks the contract; the page never acts on it. */
+function dropped(what: string, value: unknown): void {
+  console.warn(`Kiln ignored a malformed ${what} from the Python worker.`, value);
+}
+
+/** `reply` when `guard` accepts it; otherwise the call fails (and the reply is logged). */
+async function checked<T>(what: string, reply: Promise<unknown>, guard: (value: unknown) => value is T): Promise<T> {
+  const value = await reply;
+  if (guard(value)) return value;
+  dropped(`reply to ${what}`, value);
+  throw new Error(`The Python worker sent a malformed reply to ${what}.`);
 }
 
 /**
- * Start a module worker with an opaque origin, from a `data:` URL: code it runs cannot
- * open the app's IndexedDB, storage or cookies. It talks Comlink over `port`.
+ * The worker's API as the page uses it: every call goes page → worker, and every reply is
+ * checked against the contract before anyone sees it.
  */
-async function startOpaqueWorker(port: MessagePort): Promise<Worker> {
-  const source = await workerScript();
-  const worker = new Worker(`data:text/javascript,${encodeURIComponent(source)}`, { type: "module", name: "kiln-python" });
-  worker.postMessage({ kilnPort: port }, [port]);
-  return worker;
+export class WorkerApi {
+  constructor(private readonly remote: Comlink.Remote<PythonWorkerApi>) {}
+
+  init(options: WorkerInit) {
+    return checked("init", this.remote.init(options), isRuntimeInfo);
+  }
+  run(...args: Parameters<PythonWorkerApi["run"]>) {
+    return checked("run", this.remote.run(...args), isWorkerRunOutcome);
+  }
+  cancel(runId: number) {
+    return checked("cancel", this.remote.cancel(runId), isBoolean);
+  }
+  restore(...args: Parameters<PythonWorkerApi["restore"]>) {
+    return checked("restore", this.remote.restore(...args), isRestoreReport);
+  }
+  imports(code: string) {
+    return checked("imports", this.remote.imports(code), isImportReport);
+  }
+  listFiles() {
+    return checked("listFiles", this.remote.listFiles(), isFileList);
+  }
+  readFile(path: string) {
+    return checked("readFile", this.remote.readFile(path), isBytes);
+  }
+  async writeFile(path: string, data: string | Uint8Array, append = false): Promise<void> {
+    const payload = typeof data === "string" ? data : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
+    await this.remote.writeFile(path, payload, append);
+  }
+  async deleteFile(path: string): Promise<void> {
+    await this.remote.deleteFile(path);
+  }
+  release(): void {
+    this.remote[Comlink.releaseProxy]();
+  }
 }
 
 /**
- * Fetches for the worker, made by the page so the service worker can answer them offline:
- * only Pyodide's core, the lock file and packages, never with credentials.
+ * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
+ * GET, never with credentials; the answer is the response's bytes.
  */
-function pageFetcher(config: WorkerConfig) {
+function serveFetches(port: MessagePort, allowed: AllowList): void {
+  port.onmessage = async (event: MessageEvent<unknown>) => {
+    const request = event.data;
+    if (!isFetchRequest(request)) return dropped("fetch request", request);
+    const reply = (fields: Omit<FetchReply, "id">, transfer: Transferable[] = []) =>
+      port.postMessage({ id: request.id, ...fields } satisfies FetchReply, transfer);
+    const refuse = (error: string) => reply({ ok: false, status: 0, contentType: "", body: new ArrayBuffer(0), error });
+    const verdict = checkFetchUrl(request.url, allowed);
+    if (!verdict.ok) {
+      console.warn(`Kiln refused a fetch for the Python worker: ${verdict.reason}`);
+      return refuse(`refused, ${verdict.reason}`);
+    }
+    try {
+      const response = await fetch(verdict.url, { method: "GET", credentials: "omit", redirect: "error", referrerPolicy: "no-referrer" });
+      const body = await response.arrayBuffer();
+      reply({ ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body }, [body]);
+    } catch (error) {
+      refuse(error instanceof Error ? error.message : String(error));
+    }
+  };
+}
+
+/** Where the page fetches for a worker of `config`: Pyodide's core, the package folder, the lock file and its folder. */
+function fetchAllowList(config: WorkerConfig): AllowList {
+  const folder = (url: string) => (url && !url.endsWith("/") ? `${url}/` : url);
   const lockDir = config.lockFileUrl ? new URL(".", config.lockFileUrl).href : "";
-  const allowed = [pyodideIndexUrl(), config.packageBaseUrl, config.lockFileUrl, lockDir].filter(Boolean);
-  return Comlink.proxy(async (url: string): Promise<FetchedFile> => {
-    if (!allowed.some((prefix) => url.startsWith(prefix))) throw new Error(`Not a Pyodide or package URL: ${url}`);
-    const response = await fetch(url, { credentials: "omit" });
-    // The body is handed over as a stream: the page never holds or copies the bytes.
-    const body = response.body ?? new Blob([]).stream();
-    const file = { ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body };
-    return Comlink.transfer(file, [body as unknown as Transferable]);
-  });
+  return allowList([pyodideIndexUrl(), folder(config.packageBaseUrl), config.lockFileUrl, lockDir]);
 }
 
+/** How long a host frame may take to start its worker before the start counts as failed. */
+const HOST_START_TIMEOUT_MS = 30_000;
+
 /**
- * One Python worker: its Comlink proxy, its shared buffers and its event port. It starts
- * loading Pyodide at once; `ready` resolves when Python can run, `gone` rejects when the
- * worker is terminated or dies. On a page that is not cross-origin isolated there are no
- * shared buffers: SIGINT cannot be sent (only `await` can be cancelled), and `input()` fails.
+ * One Python worker, started by a sandboxed host frame of its own: its API, its host's
+ * control port and its event port. It starts loading Pyodide at once; `ready` resolves when
+ * Python can run, `gone` rejects when the worker is terminated or dies. Without shared
+ * memory (see {@link canInterrupt}) SIGINT cannot be sent (only `await` can be cancelled),
+ * and `input()` fails.
  */
 export class WorkerHandle {
-  readonly api: Comlink.Remote<PythonWorkerApi>;
+  readonly api: WorkerApi;
   readonly ready: Promise<RuntimeInfo>;
   readonly gone: Promise<never>;
   /** Where this worker's events go; set by the session that owns it. */
   onEvent: (event: WorkerEvent) => void = () => undefined;
-  private worker: Worker | undefined;
-  private readonly interruptBuffer = sharedMemoryAvailable() ? createInterruptBuffer() : undefined;
-  private readonly stdinBuffer = sharedMemoryAvailable() ? createStdinBuffer() : undefined;
+  private readonly frame: HTMLIFrameElement;
+  private readonly control: MessagePort;
+  private sharedMemory = false;
+  private nextQuery = 0;
+  private readonly answers = new Map<number, (value: boolean) => void>();
   private end: (reason: Error) => void = () => undefined;
   private ended = false;
 
   constructor(readonly config: WorkerConfig) {
     // Comlink talks over a port, so calls can be made before the worker exists: they wait.
     const rpc = new MessageChannel();
-    this.api = Comlink.wrap<PythonWorkerApi>(rpc.port1);
+    const events = new MessageChannel();
+    const fetches = new MessageChannel();
+    const control = new MessageChannel();
+    this.api = new WorkerApi(Comlink.wrap<PythonWorkerApi>(rpc.port1));
+    this.control = control.port1;
     this.gone = new Promise<never>((_, reject) => {
       this.end = (reason) => {
         this.ended = true;
@@ -97,74 +190,120 @@ export class WorkerHandle {
       };
     });
     this.gone.catch(() => undefined);
-    startOpaqueWorker(rpc.port2).then(
-      (worker) => {
-        this.worker = worker;
-        if (this.ended) worker.terminate();
-        worker.addEventListener("error", (event) => {
-          event.preventDefault();
-          this.end(new Error(event.message || "The Python worker stopped unexpectedly."));
-        });
-      },
-      (error: unknown) => this.end(error instanceof Error ? error : new Error(String(error))),
+
+    events.port1.onmessage = (message: MessageEvent<unknown>) => {
+      if (isWorkerEvent(message.data)) this.onEvent(message.data);
+      else dropped("event", message.data);
+    };
+    serveFetches(fetches.port1, fetchAllowList(config));
+    const started = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("The Python sandbox frame did not start.")), HOST_START_TIMEOUT_MS);
+      this.control.onmessage = (message: MessageEvent<unknown>) => {
+        const report = message.data;
+        if (!isHostReport(report)) return dropped("report", report);
+        if (report.type === "started") {
+          clearTimeout(timer);
+          this.sharedMemory = report.sharedMemory;
+          resolve();
+        } else if (report.type === "answer") {
+          this.answers.get(report.id)?.(report.value);
+          this.answers.delete(report.id);
+        } else {
+          clearTimeout(timer);
+          this.fail(new Error(report.message));
+        }
+      };
+    });
+
+    this.frame = document.createElement("iframe");
+    this.frame.hidden = true;
+    this.frame.title = "Python";
+    this.frame.setAttribute("sandbox", "allow-scripts");
+    this.frame.setAttribute("allow", "cross-origin-isolated");
+    this.frame.srcdoc = HOST_SRCDOC;
+    const loaded = new Promise<void>((resolve) => this.frame.addEventListener("load", () => resolve(), { once: true }));
+    document.body.append(this.frame);
+    Promise.all([moduleSource(hostUrl), moduleSource(workerUrl), loaded])
+      .then(([hostSource, source]) => {
+        if (this.ended) return;
+        const start: HostStart = {
+          kilnHost: 1,
+          hostSource,
+          source,
+          network: config.network,
+          control: control.port2,
+          kilnPort: rpc.port2,
+          events: events.port2,
+          fetch: fetches.port2,
+        };
+        // The frame's origin is opaque, so "*": it is our own frame, just created.
+        this.frame.contentWindow?.postMessage(start, "*", [control.port2, rpc.port2, events.port2, fetches.port2]);
+      })
+      .catch((error: unknown) => this.fail(error));
+
+    const init = started.then(() =>
+      this.api.init({ indexURL: pyodideIndexUrl(), lockFileURL: config.lockFileUrl, packageBaseUrl: config.packageBaseUrl }),
     );
-    const channel = new MessageChannel();
-    channel.port1.onmessage = (message: MessageEvent<WorkerEvent>) => this.onEvent(message.data);
-    const init = this.api.init(
-      Comlink.transfer(
-        {
-          indexURL: pyodideIndexUrl(),
-          lockFileURL: config.lockFileUrl,
-          packageBaseUrl: config.packageBaseUrl,
-          interruptBuffer: this.interruptBuffer,
-          stdinBuffer: this.stdinBuffer,
-          events: channel.port2,
-        },
-        [channel.port2],
-      ),
-      pageFetcher(config),
-    );
+    init.catch(() => undefined);
     this.ready = Promise.race([init, this.gone]);
     this.ready.catch(() => undefined);
+    started.catch((error: unknown) => this.fail(error));
   }
 
   get alive(): boolean {
     return !this.ended;
   }
 
-  /** Whether SIGINT can reach Python (the page shares memory with the worker). */
+  /** Whether SIGINT can reach Python (the host frame shares memory with the worker). */
   get canInterrupt(): boolean {
-    return this.interruptBuffer !== undefined;
+    return this.sharedMemory;
+  }
+
+  private command(command: HostCommand): void {
+    if (!this.ended) this.control.postMessage(command);
+  }
+
+  private ask(type: "clear-interrupt" | "interrupt-pending", otherwise: boolean): Promise<boolean> {
+    if (this.ended) return Promise.resolve(otherwise);
+    const id = ++this.nextQuery;
+    const answer = new Promise<boolean>((resolve) => this.answers.set(id, resolve));
+    this.command({ type, id });
+    return Promise.race([answer, this.gone.catch(() => otherwise)]);
   }
 
   /** SIGINT: KeyboardInterrupt at the next bytecode, in `time.sleep`, or in `input()`. */
   interrupt(): void {
-    if (this.interruptBuffer) requestInterrupt(this.interruptBuffer);
-    if (this.stdinBuffer) answerStdin(this.stdinBuffer, null);
+    this.command({ type: "interrupt" });
   }
 
-  /** Forget an interrupt meant for an earlier run (called before a run starts). */
-  clearInterrupt(): void {
-    if (this.interruptBuffer) Atomics.store(new Int32Array(this.interruptBuffer), 0, 0);
+  /** Forget an interrupt meant for an earlier run (before a run starts); resolves once done. */
+  async clearInterrupt(): Promise<void> {
+    await this.ask("clear-interrupt", true);
   }
 
   /**
    * True while SIGINT waits to be seen: Python has not reached a point where it checks.
-   * Without an interrupt buffer, SIGINT is never seen.
+   * Without shared memory, SIGINT is never seen.
    */
-  get interruptPending(): boolean {
-    return !this.interruptBuffer || Atomics.load(new Int32Array(this.interruptBuffer), 0) !== 0;
+  interruptPending(): Promise<boolean> {
+    return this.ask("interrupt-pending", true);
   }
 
   answerInput(text: string | null): void {
-    if (this.stdinBuffer) answerStdin(this.stdinBuffer, text);
+    this.command({ type: "answer-input", text });
   }
 
   terminate(reason = "Python was stopped."): void {
+    this.fail(new Error(reason));
+  }
+
+  private fail(error: unknown): void {
     if (this.ended) return;
-    this.end(new Error(reason));
-    this.api[Comlink.releaseProxy]();
-    this.worker?.terminate();
+    this.end(error instanceof Error ? error : new Error(String(error)));
+    this.api.release();
+    this.control.close();
+    // Removing the frame ends its worker.
+    this.frame.remove();
   }
 }
 
@@ -173,7 +312,7 @@ export class WorkerHandle {
  * session whose worker must be replaced (or restarted) takes one that has already loaded.
  */
 const spares = new Map<string, WorkerHandle>();
-const configKey = (config: WorkerConfig) => JSON.stringify([config.lockFileUrl, config.packageBaseUrl]);
+const configKey = (config: WorkerConfig) => JSON.stringify([config.lockFileUrl, config.packageBaseUrl, config.network]);
 
 /** A worker for `config`: the warm spare when there is one, else a new one. */
 export function takeWorker(config: WorkerConfig): WorkerHandle {

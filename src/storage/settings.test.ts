@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS, mergeSettings, PYODIDE_VERSION, PYTHON_VERSION } from "./settings";
+import { checkApiBaseUrl, DEFAULT_SETTINGS, mergeSettings, PYODIDE_VERSION, PYTHON_VERSION } from "./settings";
 import pyodidePackage from "pyodide/package.json";
 import lock from "pyodide/pyodide-lock.json";
 
@@ -16,5 +16,32 @@ describe("settings", () => {
       runTimeoutSeconds: 5,
     });
     expect(mergeSettings(null)).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it("lets the key go to https:, or to http: on this machine only", () => {
+    expect(checkApiBaseUrl("https://api.anthropic.com")).toEqual({ ok: true, url: "https://api.anthropic.com" });
+    expect(checkApiBaseUrl("http://localhost:11434/v1")).toEqual({ ok: true, url: "http://localhost:11434/v1" });
+    expect(checkApiBaseUrl(" http://127.0.0.1:8080/ ")).toEqual({ ok: true, url: "http://127.0.0.1:8080" });
+    expect(checkApiBaseUrl("http://[::1]:1234")).toEqual({ ok: true, url: "http://[::1]:1234" });
+    expect(checkApiBaseUrl("https://proxy.example/anthropic/")).toEqual({ ok: true, url: "https://proxy.example/anthropic" });
+  });
+
+  it("refuses other URLs with a message that says what to do", () => {
+    const refused = (raw: string) => {
+      const result = checkApiBaseUrl(raw);
+      if (result.ok) throw new Error(`accepted ${raw}`);
+      return result.message;
+    };
+    expect(refused("http://example.com")).toMatch(/https:\/\/.*localhost/);
+    expect(refused("http://localhost.example.com")).toMatch(/https:\/\//);
+    expect(refused("ftp://x")).toMatch(/must start with https:\/\//);
+    expect(refused("javascript:alert(1)")).toMatch(/must start with https:\/\//);
+    expect(refused("https://user:pw@host")).toMatch(/user name or password/);
+    expect(refused("https://user@host")).toMatch(/user name or password/);
+    expect(refused("not a url")).toMatch(/not a valid URL/);
+    expect(refused("")).toMatch(/not a valid URL/);
+    expect(refused("https://host/v1?key=x")).toMatch(/query/);
+    // A key pasted into the wrong field is not repeated back.
+    expect(refused("sk-ant-api03-secret")).not.toContain("sk-ant");
   });
 });

@@ -48,6 +48,39 @@ export function providerSettings(settings: Settings): ProviderSettings {
   return { apiKey: settings.apiKey, baseUrl: settings.baseUrl, model: settings.model, maxTokens: settings.maxTokens };
 }
 
+/** Hosts that may get the key over plain `http:`: local proxies and local servers. */
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Whether the key may be sent to `raw` as the Messages API's base URL: an `https:` URL, or `http:` on
+ * localhost, 127.0.0.1 or [::1]; never with a user name or password in it. `url` is the parsed URL (no
+ * trailing slash), for the API client to use as is. The messages never repeat `raw` (it may be a pasted key).
+ */
+export function checkApiBaseUrl(raw: string): { ok: true; url: string } | { ok: false; message: string } {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return { ok: false, message: "The Base URL is not a valid URL. Enter a full address, such as https://api.anthropic.com." };
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return { ok: false, message: "The Base URL must start with https:// (or http:// for localhost, 127.0.0.1 or [::1])." };
+  }
+  if (url.protocol === "http:" && !LOCAL_HOSTS.has(url.hostname)) {
+    return {
+      ok: false,
+      message: "The Base URL must use https://: plain http:// would send your API key unencrypted. It is allowed only for localhost, 127.0.0.1 and [::1].",
+    };
+  }
+  if (url.username || url.password) {
+    return { ok: false, message: "The Base URL must not contain a user name or password (user:password@). Remove them; the key goes in the API key field." };
+  }
+  if (url.search || url.hash) {
+    return { ok: false, message: "The Base URL must not contain a query (?…) or fragment (#…). Remove them." };
+  }
+  return { ok: true, url: `${url.origin}${url.pathname}`.replace(/\/$/, "") };
+}
+
 const KEY = "app";
 
 /** Stored settings over the defaults; unknown or mistyped fields are ignored. */

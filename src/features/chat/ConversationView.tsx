@@ -17,7 +17,12 @@ interface Props {
 }
 
 export function ConversationView({ conversation, settings, onChange, onOpenSettings }: Props) {
-  const { session, messages, busy, notice, send, retry, stop } = useConversation(conversation.id, settings, onChange);
+  const { session, messages, busy, notice, send, retry, stop } = useConversation(
+    conversation.id,
+    conversation.pythonNetwork === true,
+    settings,
+    onChange,
+  );
   const { files, state: filesState } = useSessionFiles(`chat:${conversation.id}`, session);
   const [draft, setDraft] = useState("");
   const [draftLoaded, setDraftLoaded] = useState(false);
@@ -65,6 +70,18 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
           <span className="usage">
             {conversation.usage.inputTokens + conversation.usage.outputTokens} tokens in this conversation
           </span>
+          <label className="switch">
+            <input
+              type="checkbox"
+              role="switch"
+              checked={conversation.pythonNetwork === true}
+              onChange={(event) => {
+                const pythonNetwork = event.target.checked;
+                onChange(conversation.id, (current) => ({ ...current, pythonNetwork }));
+              }}
+            />
+            Let Python use the network
+          </label>
           <button type="button" onClick={() => download(`${fileBase}.md`, toMarkdown(conversation, messages), "text/markdown")}>
             Export Markdown
           </button>

@@ -32,6 +32,8 @@ const STREAM_SAVE_INTERVAL_MS = 250;
  */
 export function useConversation(
   conversationId: string,
+  /** Whether this conversation's Python may use the network (off unless the person allows it). */
+  pythonNetwork: boolean,
   settings: Settings,
   /** Apply a change to this conversation (it is saved by the owner). */
   onConversationChange: (id: string, change: (conversation: Conversation) => Conversation) => void,
@@ -41,7 +43,10 @@ export function useConversation(
   const [notice, setNotice] = useState("");
   const abort = useRef<AbortController | null>(null);
   const lastSaved = useRef(new Map<string, number>());
-  const config = useMemo(() => sessionConfig(settings, false), [settings]);
+  const config = useMemo(
+    () => sessionConfig(settings, { allowInput: false, network: pythonNetwork }),
+    [settings, pythonNetwork],
+  );
   const scope = `chat:${conversationId}`;
   const session = getSession(scope, config);
   const files = getSessionFiles(scope, session);
@@ -111,6 +116,7 @@ export function useConversation(
             return result;
           },
           pythonVersion: PYTHON_VERSION,
+          pythonNetwork,
           signal: controller.signal,
           nextSeq: () => ++seq,
           update: (message, final) => {
@@ -135,7 +141,7 @@ export function useConversation(
         }));
       }
     },
-    [config, files, id, onConversationChange, scope, session, settings, update],
+    [config, files, id, onConversationChange, pythonNetwork, scope, session, settings, update],
   );
 
   const send = useCallback(

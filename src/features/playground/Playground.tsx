@@ -21,7 +21,7 @@ sum(i * i for i in range(10))
 /** Write and run Python with no API key. Code and output survive a reload. */
 export function Playground() {
   const { settings, loaded } = useSettings();
-  const config = useMemo(() => (loaded ? sessionConfig(settings, true) : null), [loaded, settings]);
+  const config = useMemo(() => (loaded ? sessionConfig(settings, { allowInput: true, network: true }) : null), [loaded, settings]);
   const { session, state } = usePythonSession("playground", config);
   const { files, state: filesState } = useSessionFiles("playground", session);
   const [code, setCode] = useState<string | null>(null);

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { listModels } from "../../providers/anthropic/client";
-import { DEFAULT_SETTINGS, type Settings } from "../../storage/settings";
+import { listModels, redactKey } from "../../providers/anthropic/client";
+import { checkApiBaseUrl, DEFAULT_SETTINGS, providerSettings, type Settings } from "../../storage/settings";
 import { useSettings } from "./settings-context";
 
 /** Code execution tool versions the API knows, newest first. */
@@ -10,8 +10,10 @@ const SANDBOX_TOOLS = ["code_execution_20260521", "code_execution_20260120", "co
 export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const { settings, save } = useSettings();
   const dialog = useRef<HTMLDialogElement>(null);
+  const baseUrlInput = useRef<HTMLInputElement>(null);
   const [draft, setDraft] = useState<Settings>(settings);
   const [error, setError] = useState("");
+  const [baseUrlError, setBaseUrlError] = useState("");
   const [models, setModels] = useState<string[]>([]);
 
   useEffect(() => {
@@ -20,30 +22,41 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     if (open && !element.open) {
       setDraft(settings);
       setError("");
+      setBaseUrlError("");
       element.showModal();
     } else if (!open && element.open) {
       element.close();
     }
   }, [open, settings]);
 
-  // Once a key works, offer the models it can use.
+  // Offer the models the saved key can use. Only a saved key, to its saved Base URL: nothing typed here is
+  // sent anywhere before Save.
   useEffect(() => {
-    if (!open || !draft.apiKey) return;
-    const timer = setTimeout(() => {
-      listModels({ apiKey: draft.apiKey, baseUrl: draft.baseUrl, model: draft.model, maxTokens: draft.maxTokens })
-        .then(setModels)
-        .catch(() => setModels([]));
-    }, 400);
-    return () => clearTimeout(timer);
-  }, [open, draft.apiKey, draft.baseUrl, draft.model, draft.maxTokens]);
+    if (!open || !settings.apiKey) return;
+    let current = true;
+    listModels(providerSettings(settings))
+      .then((ids) => current && setModels(ids))
+      .catch(() => current && setModels([]));
+    return () => {
+      current = false;
+    };
+  }, [open, settings]);
 
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
+    // Empty means the default; anything else must be a URL the key may go to.
+    const baseUrl = draft.baseUrl.trim() ? checkApiBaseUrl(draft.baseUrl) : { ok: true as const, url: "" };
+    if (!baseUrl.ok) {
+      setBaseUrlError(baseUrl.message);
+      baseUrlInput.current?.focus();
+      return;
+    }
+    setBaseUrlError("");
     try {
-      await save(draft);
+      await save({ ...draft, baseUrl: baseUrl.url });
       onClose();
     } catch (cause) {
-      setError(`Settings could not be saved: ${cause instanceof Error ? cause.message : String(cause)}`);
+      setError(`Settings could not be saved: ${redactKey(cause instanceof Error ? cause.message : String(cause), draft.apiKey)}`);
     }
   };
 
@@ -88,8 +101,21 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
           </label>
           <label>
             Base URL
-            <input type="url" placeholder={DEFAULT_SETTINGS.baseUrl} {...text("baseUrl")} />
+            <input
+              ref={baseUrlInput}
+              type="text"
+              inputMode="url"
+              placeholder={DEFAULT_SETTINGS.baseUrl}
+              aria-invalid={baseUrlError ? true : undefined}
+              aria-describedby={baseUrlError ? "kiln-base-url-error" : undefined}
+              {...text("baseUrl")}
+            />
           </label>
+          {baseUrlError && (
+            <p id="kiln-base-url-error" role="alert">
+              {baseUrlError}
+            </p>
+          )}
           <label>
             Max output tokens
             <input {...number("maxTokens")} />

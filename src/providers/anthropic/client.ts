@@ -1,5 +1,6 @@
 import Anthropic, { toFile } from "@anthropic-ai/sdk";
 import type { ContentBlock, ProviderEvent, ProviderReply, TextBlock, ToolUseBlock, Usage } from "../../chat/types";
+import { checkApiBaseUrl } from "../../storage/settings";
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com";
 
@@ -45,10 +46,20 @@ export class ProviderError extends Error {
 
 const RETRY_DELAYS_MS = [1000, 2000, 4000, 8000];
 
+/** `text` with every copy of the API key replaced, for messages built from what the provider said. */
+export function redactKey(text: string, key: string): string {
+  const trimmed = key.trim();
+  if (!trimmed) return text;
+  return [trimmed, encodeURIComponent(trimmed)].reduce((result, copy) => result.split(copy).join("[API key]"), text);
+}
+
 function client(settings: ProviderSettings): Anthropic {
+  // Checked right before the key is handed over: a bad stored Base URL fails here instead of getting the key.
+  const baseUrl = checkApiBaseUrl(settings.baseUrl.trim() || DEFAULT_BASE_URL);
+  if (!baseUrl.ok) throw new ProviderError(`${baseUrl.message} Fix it in Settings.`, "invalid");
   return new Anthropic({
     apiKey: settings.apiKey,
-    baseURL: settings.baseUrl || DEFAULT_BASE_URL,
+    baseURL: baseUrl.url,
     dangerouslyAllowBrowser: true,
     maxRetries: 0, // Kiln retries itself, so the person sees it happen.
   });
@@ -60,7 +71,7 @@ export async function listModels(settings: ProviderSettings): Promise<string[]> 
     const page = await client(settings).models.list({ limit: 100 });
     return page.data.map((model) => model.id);
   } catch (error) {
-    throw describe(error, []);
+    throw describe(error, [], settings.apiKey);
   }
 }
 
@@ -70,7 +81,7 @@ export async function uploadFile(settings: ProviderSettings, name: string, data:
     const file = await client(settings).files.upload({ file: await toFile(data, name) }, { signal });
     return file.id;
   } catch (error) {
-    throw describe(error, []);
+    throw describe(error, [], settings.apiKey);
   }
 }
 
@@ -86,7 +97,7 @@ export async function downloadFile(
     const response = await api.files.download(fileId, {}, { signal });
     return { name: meta.filename, data: new Uint8Array(await response.arrayBuffer()) };
   } catch (error) {
-    throw describe(error, []);
+    throw describe(error, [], settings.apiKey);
   }
 }
 
@@ -100,7 +111,7 @@ export async function streamMessage(settings: ProviderSettings, request: StreamR
     try {
       return await streamOnce(settings, request, partial);
     } catch (cause) {
-      const error = describe(cause, partial);
+      const error = describe(cause, partial, settings.apiKey);
       const retriable = (error.kind === "rate" || error.kind === "overloaded" || error.kind === "server") && !partial.length;
       if (!retriable || attempt >= RETRY_DELAYS_MS.length || request.signal.aborted) throw error;
       const header = (cause as { headers?: Headers }).headers?.get?.("retry-after");
@@ -189,9 +200,11 @@ async function streamOnce(
   return { content: blocks.filter(Boolean), blocks: raw.filter(Boolean), stopReason, usage, ...(container ? { container } : {}) };
 }
 
-function describe(cause: unknown, partial: (TextBlock | ToolUseBlock)[]): ProviderError {
+/** A failure in words for the person; what the provider said has the key redacted (a proxy may echo headers). */
+function describe(cause: unknown, partial: (TextBlock | ToolUseBlock)[], apiKey: string): ProviderError {
   if (cause instanceof ProviderError) return cause;
-  const text = (cause as { apiMessage?: string | null })?.apiMessage ?? (cause instanceof Error ? cause.message : String(cause));
+  const said = (cause as { apiMessage?: string | null })?.apiMessage ?? (cause instanceof Error ? cause.message : String(cause));
+  const text = redactKey(said, apiKey);
   if (cause instanceof Anthropic.APIUserAbortError || (cause instanceof Error && cause.name === "AbortError")) {
     return new ProviderError("Stopped.", "aborted", partial);
   }

@@ -1,0 +1,212 @@
+/**
+ * Hostile Python, tried as an attacker would: with a canary API key saved, the same attack
+ * runs in the Playground, in a chat tool call, in the widget inside a host page on another
+ * origin, and in embed.html opened on its own. A canary server records every request.
+ * Each attack reports what it tried, so a test whose attack never ran fails.
+ */
+import { type BrowserContext, type Page } from "@playwright/test";
+import { answered, apiBase, openChat, script } from "./support/chat";
+import {
+  CAPTURE_CELL,
+  FORGE_CELL,
+  MIN_ROUTES,
+  attackCell,
+  compact,
+  outputCell,
+  parseReport,
+  startCanary,
+  type AttackReport,
+  type CanaryHit,
+} from "./support/attacks";
+import { expect, messagesOf, openHost, runInWidget, test, waitForReady, widgetQuery } from "./support/embed-host";
+import { output, run } from "./support/playground";
+
+let canary: Awaited<ReturnType<typeof startCanary>>;
+test.beforeAll(async () => {
+  canary = await startCanary();
+});
+test.afterAll(async () => {
+  await canary.close();
+});
+
+const canaryKey = () => `sk-ant-canary-${Math.random().toString(36).slice(2, 12)}`;
+
+/** Every request the browser makes in `context`: URL and body. */
+function recordRequests(context: BrowserContext): { url: string; body: string }[] {
+  const seen: { url: string; body: string }[] = [];
+  context.on("request", (request) => seen.push({ url: request.url(), body: request.postData() ?? "" }));
+  return seen;
+}
+
+/** Save the canary key (and the stand-in API as Base URL) the way a person does. */
+async function saveCanaryKey(page: Page, key: string): Promise<void> {
+  await openChat(page, key);
+}
+
+function hitsFrom(where: string): CanaryHit[] {
+  return canary.hits.filter((hit) => hit.url.includes(`from=${where}`));
+}
+
+/** The checks every attack ends with: the key is nowhere it should not be, nothing ran in the page. */
+async function expectKeyKept(page: Page, key: string, requests: { url: string; body: string }[]): Promise<void> {
+  expect(canary.hits.filter((hit) => hit.url.includes("/stolen"))).toEqual([]);
+  for (const hit of canary.hits) {
+    expect(`${hit.url} ${hit.body} ${JSON.stringify(hit.headers)}`).not.toContain(key);
+  }
+  const leaks = requests.filter((request) => `${request.url} ${request.body}`.includes(key) && !request.url.startsWith(apiBase()));
+  expect(leaks).toEqual([]);
+  expect(await page.evaluate(() => (window as { __kilnPwned?: boolean }).__kilnPwned)).toBeUndefined();
+  await expect(page.locator("body")).not.toContainText(key);
+}
+
+/** What every attack report must show: it ran, and each route failed. */
+function expectAttackFailed(report: AttackReport, { network }: { network: boolean }): void {
+  expect(report.ports, "the attack captured the worker's ports").toBeGreaterThanOrEqual(3);
+  expect(report.routes, "the attack tried its routes").toBeGreaterThanOrEqual(MIN_ROUTES);
+  for (const [url, verdict] of Object.entries(report.fetch_escapes)) {
+    expect(verdict, url).toMatch(/^(refused|failed|no answer|status 404)/);
+  }
+  for (const [name, verdict] of Object.entries(report.storage)) expect(verdict, name).toMatch(/^blocked/);
+  expect(report.eval).toMatch(/^blocked/);
+  if (!network) {
+    for (const [name, verdict] of Object.entries(report.network)) expect(verdict, name).toMatch(/^blocked/);
+  }
+}
+
+/** After the hostile output is shown: nothing was fetched, posted or navigated to on its own. */
+async function expectOutputContained(page: Page, where: string): Promise<void> {
+  // Give any load, beacon, form or refresh time to happen.
+  await page.waitForTimeout(1500);
+  const loaded = canary.hits.filter((hit) => /\/(img|form|nav|beacon)\?/.test(hit.url) || hit.url.includes(`${where}-html-script`));
+  expect(loaded).toEqual([]);
+}
+
+test("hostile Python in the Playground cannot reach the key, the app or the page", async ({ page }) => {
+  const key = canaryKey();
+  const requests = recordRequests(page.context());
+  await saveCanaryKey(page, key);
+  await page.goto("/#/playground");
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+
+  await run(page, compact(CAPTURE_CELL));
+  await run(page, compact(attackCell(canary.url, "playground")));
+  const report = parseReport(await output(page).innerText());
+  expectAttackFailed(report, { network: true });
+  // The Playground lets Python use the network: the attack's own requests got through, keyless.
+  expect(hitsFrom("playground-get").length).toBeGreaterThan(0);
+
+  await run(page, compact(outputCell(canary.url, "playground")));
+  await expect(output(page)).toContainText("OUTPUT-SHOWN");
+  // A remote image is a link the person may click, never fetched on its own.
+  await expect(output(page).getByRole("link", { name: "tracker" })).toHaveAttribute("href", /\/img\?from=playground-md-image$/);
+  await expect(output(page).getByRole("button", { name: "Save" })).toHaveCount(0);
+  await expect(output(page).getByPlaceholder("API key")).toHaveCount(0);
+  await expectOutputContained(page, "playground");
+
+  await run(page, compact(FORGE_CELL));
+  await expect(output(page)).toContainText("FORGER-INSTALLED");
+  // The next call gets forged answers: the page refuses them and replaces the worker.
+  await run(page, "print('after the forgery')");
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await run(page, "print(6 * 7)");
+  await expect(output(page)).toContainText("42");
+  await expectKeyKept(page, key, requests);
+});
+
+test("hostile Python in a chat tool call has no network and cannot reach the key", async ({ page }) => {
+  const key = canaryKey();
+  const requests = recordRequests(page.context());
+  const call = (code: string) => ({ content: [{ type: "tool_use" as const, name: "python", input: { code } }] });
+  await script(key, [
+    call(CAPTURE_CELL),
+    call(attackCell(canary.url, "chat")),
+    call(outputCell(canary.url, "chat")),
+    call(FORGE_CELL),
+    { content: [{ type: "text", text: "All done." }] },
+  ]);
+  await saveCanaryKey(page, key);
+  const network = page.getByRole("switch", { name: "Let Python use the network" });
+  await expect(network).not.toBeChecked();
+  await page.getByRole("textbox", { name: "Message" }).fill("Please analyse my data.");
+  await page.getByRole("button", { name: "Send" }).click();
+  await answered(page, "All done.");
+
+  const cells = page.getByRole("region", { name: "Python cell" });
+  const report = parseReport(await cells.nth(1).innerText());
+  expectAttackFailed(report, { network: false });
+  expect(hitsFrom("chat")).toEqual([]);
+  await expect(cells.nth(2)).toContainText("OUTPUT-SHOWN");
+  await expectOutputContained(page, "chat");
+  await expectKeyKept(page, key, requests);
+
+  // The same request gets through once the person allows the network: the attack was real.
+  await network.check();
+  await script(key, [call(`import js\nr = await js.fetch("${canary.url}/net?from=chat-allowed")\nprint("status", r.status)`), { content: [{ type: "text", text: "Fetched." }] }]);
+  await page.getByRole("textbox", { name: "Message" }).fill("Now fetch it.");
+  await page.getByRole("button", { name: "Send" }).click();
+  await answered(page, "Fetched.");
+  await expect(cells.last()).toContainText("status 200");
+  expect(hitsFrom("chat-allowed")).toHaveLength(1);
+  await expectKeyKept(page, key, requests);
+});
+
+test("hostile Python in the widget, from a host page on another origin, cannot reach the key", async ({ page, hostOrigin }) => {
+  const key = canaryKey();
+  const requests = recordRequests(page.context());
+  await saveCanaryKey(page, key);
+  await openHost(page, hostOrigin, [widgetQuery()]);
+  await waitForReady(page, 0);
+  const stdout = async (id: string) =>
+    (await messagesOf(page, 0, "stream", id)).map((message) => String(message.text)).join("");
+
+  expect((await runInWidget(page, 0, "capture", CAPTURE_CELL)).status).toBe("ok");
+  expect((await runInWidget(page, 0, "attack", attackCell(canary.url, "widget"))).status).toBe("ok");
+  expectAttackFailed(parseReport(await stdout("attack")), { network: true });
+  expect((await runInWidget(page, 0, "output", outputCell(canary.url, "widget"))).status).toBe("ok");
+  await expectOutputContained(page, "widget");
+  await runInWidget(page, 0, "forge", FORGE_CELL);
+  await runInWidget(page, 0, "after", "print('after the forgery')");
+  expect((await runInWidget(page, 0, "again", "print(6 * 7)")).status).toBe("ok");
+  expect(await stdout("again")).toContain("42");
+  await expectKeyKept(page, key, requests);
+});
+
+test("embed.html opened on its own runs nothing by itself; run by the person, the attack still fails", async ({
+  page,
+  hostOrigin,
+}) => {
+  const key = canaryKey();
+  const requests = recordRequests(page.context());
+  await saveCanaryKey(page, key);
+  const autorun = `import js\nawait js.fetch("${canary.url}/net?from=toplevel-autorun")\nprint("AUTORAN")`;
+  // An attacker's page opens the widget as a window and tries to drive it.
+  await page.goto(hostOrigin);
+  const url = `${new URL("/embed.html", test.info().project.use.baseURL).href}?autorun=1&code=${encodeURIComponent(autorun)}`;
+  const [popup] = await Promise.all([
+    page.waitForEvent("popup"),
+    page.evaluate((widgetUrl) => {
+      (window as { openedWidget?: Window | null }).openedWidget = window.open(widgetUrl);
+    }, url),
+  ]);
+  await expect(popup.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  for (let i = 0; i < 3; i++) {
+    await page.evaluate(() => {
+      const opened = (window as { openedWidget?: Window }).openedWidget;
+      opened?.postMessage({ kiln: 1, type: "run", id: "x", code: "print('DRIVEN')" }, "*");
+    });
+  }
+  await popup.waitForTimeout(2000);
+  await expect(popup.getByRole("region", { name: "Output" })).not.toContainText("AUTORAN");
+  await expect(popup.getByRole("region", { name: "Output" })).not.toContainText("DRIVEN");
+  expect(hitsFrom("toplevel-autorun")).toEqual([]);
+
+  // The person presses Run: now it runs (so the code above really would have run).
+  await popup.getByRole("button", { name: "Run" }).click();
+  await expect(popup.getByRole("region", { name: "Output" })).toContainText("AUTORAN");
+  expect(hitsFrom("toplevel-autorun")).toHaveLength(1);
+  await run(popup, compact(CAPTURE_CELL));
+  await run(popup, compact(attackCell(canary.url, "toplevel")));
+  expectAttackFailed(parseReport(await output(popup).innerText()), { network: true });
+  await expectKeyKept(popup, key, requests);
+  await expectKeyKept(page, key, requests);
+});

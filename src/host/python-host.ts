@@ -1,0 +1,76 @@
+/**
+ * The code of a Python host frame: the frame that starts one Python worker. The page makes
+ * the frame (`<iframe sandbox="allow-scripts" srcdoc>`, see host-bootstrap.ts), so the frame
+ * and its worker have an opaque origin and the app's Content-Security-Policy; without
+ * network, a policy added here before the worker starts lets the worker connect nowhere
+ * (policies only add up, and a `data:` worker takes its creator's). No Python runs in this
+ * frame; it only relays Stop and `input()` answers into the worker's shared memory.
+ */
+import type { HostCommand, HostReport, HostStart, WorkerStart } from "../../workers/python-api";
+import { isHostStart } from "../runtime/worker-guards";
+import { answerStdin, createInterruptBuffer, createStdinBuffer, requestInterrupt, sharedMemoryAvailable } from "../../workers/shared-buffers";
+
+// The bootstrap keeps the page's start message (it checked that the page sent it).
+const message: unknown = (globalThis as { kilnHostStart?: unknown }).kilnHostStart;
+if (isHostStart(message)) start(message);
+
+function start(message: HostStart): void {
+  const { control } = message;
+  const report = (value: HostReport) => control.postMessage(value);
+  if (!message.network) forbidConnections();
+  const shared = sharedMemoryAvailable();
+  const interruptBuffer = shared ? createInterruptBuffer() : undefined;
+  const stdinBuffer = shared ? createStdinBuffer() : undefined;
+  let worker: Worker;
+  try {
+    worker = new Worker(`data:text/javascript,${encodeURIComponent(message.source)}`, { type: "module", name: "kiln-python" });
+  } catch (error) {
+    report({ type: "worker-error", message: `The Python worker could not start: ${String(error)}` });
+    return;
+  }
+  worker.addEventListener("error", (event) => {
+    event.preventDefault();
+    report({ type: "worker-error", message: event.message || "The Python worker stopped unexpectedly." });
+  });
+  const start: WorkerStart = {
+    kilnPort: message.kilnPort,
+    events: message.events,
+    fetch: message.fetch,
+    ...(interruptBuffer ? { interruptBuffer } : {}),
+    ...(stdinBuffer ? { stdinBuffer } : {}),
+  };
+  worker.postMessage(start, [message.kilnPort, message.events, message.fetch]);
+  control.onmessage = (event: MessageEvent<HostCommand>) => {
+    const command = event.data;
+    switch (command?.type) {
+      case "interrupt":
+        if (interruptBuffer) requestInterrupt(interruptBuffer);
+        if (stdinBuffer) answerStdin(stdinBuffer, null);
+        return;
+      case "clear-interrupt":
+        if (interruptBuffer) Atomics.store(new Int32Array(interruptBuffer), 0, 0);
+        report({ type: "answer", id: command.id, value: true });
+        return;
+      case "interrupt-pending":
+        // Without an interrupt buffer, SIGINT is never seen.
+        report({ type: "answer", id: command.id, value: !interruptBuffer || Atomics.load(new Int32Array(interruptBuffer), 0) !== 0 });
+        return;
+      case "answer-input":
+        if (stdinBuffer) answerStdin(stdinBuffer, typeof command.text === "string" ? command.text : null);
+        return;
+    }
+  };
+  report({ type: "started", sharedMemory: shared });
+}
+
+/**
+ * Python without network: a policy that lets nothing here connect anywhere. Policies only
+ * add up, so nothing (and nobody in the worker) can lift it later; the worker, started after
+ * it, inherits it. Pyodide's own files still arrive through the page.
+ */
+function forbidConnections(): void {
+  const meta = document.createElement("meta");
+  meta.httpEquiv = "Content-Security-Policy";
+  meta.content = "connect-src 'none'";
+  document.head.append(meta);
+}

@@ -1,0 +1,157 @@
+/**
+ * Type guards for everything the page receives from a Python worker (or its host frame).
+ * The worker runs hostile code: what it sends is untrusted data, checked against the
+ * contract in workers/python-api.ts before the page acts on it.
+ */
+import type {
+  FetchRequest,
+  FileInfo,
+  HostReport,
+  HostStart,
+  ImportReport,
+  MimeBundle,
+  PythonError,
+  RestoreReport,
+  RunResult,
+  RuntimeInfo,
+  StateCapture,
+  WorkerEvent,
+  WorkerRunOutcome,
+} from "../../workers/python-api";
+
+type Guard<T> = (value: unknown) => value is T;
+
+/** What a worker may ever report a run ended with (the page adds timeout, crashed). */
+const WORKER_RUN_STATUSES = new Set(["ok", "error", "interrupted", "unavailable"]);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+const isString = (value: unknown): value is string => typeof value === "string";
+const isBoolean = (value: unknown): value is boolean => typeof value === "boolean";
+const isFiniteNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const arrayOf =
+  <T>(item: Guard<T>): Guard<T[]> =>
+  (value): value is T[] =>
+    Array.isArray(value) && value.every(item);
+const recordOf =
+  <T>(item: Guard<T>): Guard<Record<string, T>> =>
+  (value): value is Record<string, T> =>
+    isObject(value) && Object.values(value).every(item);
+const isStringArray = arrayOf(isString);
+const isBytes = (value: unknown): value is Uint8Array => value instanceof Uint8Array;
+/** Present keys only, checked by their guard; `optional` keys may be missing (not `undefined`-valued). */
+type Check = (value: unknown) => boolean;
+function hasShape(value: unknown, required: Record<string, Check>, optional: Record<string, Check> = {}): boolean {
+  if (!isObject(value)) return false;
+  for (const [key, guard] of Object.entries(required)) if (!guard(value[key])) return false;
+  for (const [key, guard] of Object.entries(optional)) if (key in value && !guard(value[key])) return false;
+  return Object.keys(value).every((key) => key in required || key in optional);
+}
+
+export const isMimeBundle: Guard<MimeBundle> = recordOf(isString);
+
+export const isPythonError = (value: unknown): value is PythonError =>
+  hasShape(value, { ename: isString, evalue: isString, traceback: isString });
+
+export const isRestoreReport = (value: unknown): value is RestoreReport =>
+  hasShape(value, { kept: isStringArray, lost: isStringArray });
+
+export const isRunResult = (value: unknown): value is RunResult =>
+  hasShape(
+    value,
+    { status: (status) => isString(status) && WORKER_RUN_STATUSES.has(status), durationMs: isFiniteNumber },
+    {
+      value: isMimeBundle,
+      error: isPythonError,
+      exitCode: Number.isSafeInteger,
+      missingModules: isStringArray,
+      loadedPackages: isStringArray,
+      truncatedBytes: isCount,
+    },
+  );
+
+const isCell = (value: unknown): value is [string, string] => Array.isArray(value) && value.length === 2 && value.every(isString);
+
+export const isStateCapture = (value: unknown): value is StateCapture =>
+  hasShape(
+    value,
+    {
+      names: isStringArray,
+      values: recordOf(isBytes),
+      modules: recordOf(isString),
+      tooLarge: isStringArray,
+      counter: isCount,
+    },
+    { cell: isCell },
+  );
+
+export const isWorkerRunOutcome = (value: unknown): value is WorkerRunOutcome =>
+  hasShape(value, { result: isRunResult }, { capture: isStateCapture });
+
+export const isRuntimeInfo = (value: unknown): value is RuntimeInfo =>
+  hasShape(value, { pythonVersion: isString, pyodideVersion: isString, lockImports: isStringArray });
+
+export const isImportReport = (value: unknown): value is ImportReport =>
+  hasShape(value, { imports: isStringArray, available: isStringArray });
+
+export const isFileInfo = (value: unknown): value is FileInfo =>
+  hasShape(value, { path: isString, size: isCount, mtimeMs: isFiniteNumber });
+export const isFileList: Guard<FileInfo[]> = arrayOf(isFileInfo);
+export { isBytes, isBoolean };
+
+/** The events of a run; anything else is dropped. */
+export function isWorkerEvent(value: unknown): value is WorkerEvent {
+  if (!isObject(value)) return false;
+  switch (value.type) {
+    case "stream":
+      return hasShape(value, { type: isString, name: (name) => name === "stdout" || name === "stderr", text: isString });
+    case "display":
+      return hasShape(value, { type: isString, data: isMimeBundle });
+    case "progress":
+    case "fatal":
+      return hasShape(value, { type: isString, message: isString });
+    case "input-request":
+      return hasShape(value, { type: isString, prompt: isString });
+    case "truncated":
+      return hasShape(value, { type: isString, limitBytes: isCount });
+    case "done":
+      return hasShape(value, { type: isString });
+    default:
+      return false;
+  }
+}
+
+export const isFetchRequest = (value: unknown): value is FetchRequest =>
+  hasShape(value, { id: isCount, url: isString });
+
+export function isHostReport(value: unknown): value is HostReport {
+  if (!isObject(value)) return false;
+  switch (value.type) {
+    case "started":
+      return hasShape(value, { type: isString, sharedMemory: isBoolean });
+    case "answer":
+      return hasShape(value, { type: isString, id: isCount, value: isBoolean });
+    case "worker-error":
+      return hasShape(value, { type: isString, message: isString });
+    default:
+      return false;
+  }
+}
+
+/** The host frame's side: the one message that starts its worker. */
+export function isHostStart(value: unknown): value is HostStart {
+  const isPort = (port: unknown) => port instanceof MessagePort;
+  return hasShape(value, {
+    kilnHost: (tag) => tag === 1,
+    hostSource: isString,
+    source: isString,
+    network: isBoolean,
+    control: isPort,
+    kilnPort: isPort,
+    events: isPort,
+    fetch: isPort,
+  });
+}
+
+
