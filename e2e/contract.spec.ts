@@ -88,18 +88,21 @@ Js()`,
   await expect(out.locator(".json-output")).toHaveText('{\n  "answer": 42\n}');
 });
 
-test("HTML output cannot reach the app", async ({ playground: page }) => {
+test("HTML output is shown without running its scripts or loading anything remote", async ({ playground: page }) => {
   await run(
     page,
     `class Probe:
     def _repr_html_(self):
-        return """<p id="r">?</p><script>
-let r; try { r = String(parent.document.title); } catch (e) { r = "blocked: " + e.name; }
-document.getElementById("r").textContent = r;
+        return """<p id="r">static</p><img id="i" src="https://remote.example/pixel.png"><script>
+document.getElementById("r").textContent = "script ran: " + String(parent.document.title);
 </script>"""
 Probe()`,
   );
-  await expect(page.frameLocator("iframe[title='HTML output']").locator("#r")).toHaveText(/^blocked: SecurityError$/);
+  const frame = page.frameLocator("iframe[title='HTML output']");
+  await expect(frame.locator("#r")).toHaveText("static");
+  // The frame's policy runs no script of Python's and fetches nothing remote.
+  await expect(frame.locator("script")).toHaveCount(0);
+  expect(await frame.locator("#i").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBeFalsy();
 });
 
 test("matplotlib figures are captured as PNG at the end of the run (stand-in pyplot)", async ({ playground: page }) => {

@@ -2,6 +2,7 @@ import { chromium } from "@playwright/test";
 import { CHROMIUM_ARGS, chromiumLaunchOptions } from "./support/chromium";
 import {
   expect,
+  KILN_ORIGIN,
   messagesOf,
   openHost,
   received,
@@ -79,7 +80,7 @@ display(Card())
   expect(heights.every((height) => Number.isInteger(height) && height > 0)).toBe(true);
   await expect(page.locator("#widget-0")).toHaveCSS("height", `${heights.at(-1)}px`);
   // Every reply went to the host's own origin.
-  expect(new Set((await received(page)).map((m) => m.origin))).toEqual(new Set(["http://localhost:4173"]));
+  expect(new Set((await received(page)).map((m) => m.origin))).toEqual(new Set([KILN_ORIGIN]));
 });
 
 test("restart gives a fresh interpreter and says ready again", async ({ page, hostOrigin }) => {

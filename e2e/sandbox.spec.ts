@@ -1,6 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import type { Reply } from "./fake-anthropic/server";
-import { API_BASE, answered, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
+import { apiBase, answered, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground, output, run } from "./support/playground";
 import { saveSettings } from "./support/settings";
 
@@ -81,7 +81,7 @@ test("sandbox runs share a container and its variables; an expired one is replac
   expect(sandbox[0].container).toBeUndefined();
   expect(sandbox[1].container).toBe(first);
 
-  const expired = await fetch(`${API_BASE}/__kiln/expire-container`, { method: "POST", body: JSON.stringify({ id: first }) });
+  const expired = await fetch(`${apiBase()}/__kiln/expire-container`, { method: "POST", body: JSON.stringify({ id: first }) });
   expect(expired.ok).toBe(true);
   await sendMessage(page, "Once more");
   await answered(page, "Again.");
@@ -124,7 +124,7 @@ test("an uploaded CSV is read on the sandbox, and the file it writes comes back 
   await expect(cells(page).nth(2).getByRole("note")).toHaveCount(0);
 
   // The CSV went up once and was attached to the container once.
-  const fileRequests = (await (await fetch(`${API_BASE}/__kiln/file-requests?key=${key}`)).json()) as { method: string; path: string }[];
+  const fileRequests = (await (await fetch(`${apiBase()}/__kiln/file-requests?key=${key}`)).json()) as { method: string; path: string }[];
   expect(fileRequests.filter((r) => r.method === "POST" && r.path === "/v1/files")).toHaveLength(1);
   const sandbox = await sandboxRequests(key);
   const uploads = sandbox.map((body) => JSON.stringify(body.messages[0].content).split('"container_upload"').length - 1);
@@ -181,7 +181,7 @@ test("the Playground says why torch cannot run, and offers Anthropic's sandbox o
 
   const key = uniqueKey("playground");
   await script(key, [execute()]);
-  await saveSettings(page, { "API key": key, "Base URL": API_BASE });
+  await saveSettings(page, { "API key": key, "Base URL": apiBase() });
   await run(page, "import torch\nprint(torch.__version__)");
   await expect(output(page)).toContainText("Press Run on Anthropic");
   expect(await sandboxRequests(key)).toHaveLength(0);

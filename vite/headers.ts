@@ -93,6 +93,11 @@ export function securityHeaders(): Plugin {
     };
   return {
     name: "kiln-security-headers",
+    // The exact values for a static host's configuration (README: Deploy it).
+    generateBundle() {
+      const source = JSON.stringify({ "embed.html": embedHeaders, "every other response": appHeaders }, null, 2);
+      this.emitFile({ type: "asset", fileName: "headers.json", source });
+    },
     configureServer: (server) => void server.middlewares.use(middleware(true)),
     configurePreviewServer: (server) => void server.middlewares.use(middleware(false)),
   };

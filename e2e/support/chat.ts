@@ -18,15 +18,6 @@ export function apiBase(): string {
   return url;
 }
 
-/**
- * `apiBase()` as a string constant, for specs that want one. Test workers start after the global setup, so in a
- * worker it is read (or fails, with apiBase's message) when this module loads. Elsewhere (the runner loading test
- * files, e.g. to list them, possibly without a global setup) it is a URL that can never resolve (`.invalid`), since
- * no test body runs there. Prefer `apiBase()`.
- */
-export const API_BASE: string =
-  process.env.KILN_FAKE_ANTHROPIC_URL || (process.env.TEST_WORKER_INDEX === undefined ? "http://kiln-fake-anthropic-url-not-set.invalid" : apiBase());
-
 /** Queue the stand-in API's next replies for requests made with `key`. */
 export async function script(key: string, replies: Reply[]): Promise<void> {
   const response = await fetch(`${apiBase()}/__kiln/script`, { method: "POST", body: JSON.stringify({ key, replies }) });

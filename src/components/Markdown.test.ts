@@ -2,6 +2,15 @@
 import { describe, expect, it } from "vitest";
 import { renderMarkdown } from "./Markdown";
 
+/** The rendered Markdown as a DOM, to assert on elements and attributes rather than on text. */
+function render(source: string): HTMLElement {
+  const root = document.createElement("div");
+  root.innerHTML = renderMarkdown(source);
+  return root;
+}
+
+const PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
 describe("renderMarkdown", () => {
   it("renders markdown", () => {
     expect(renderMarkdown("# Title\n\n*em*")).toMatch(/<h1>Title<\/h1>[\s\S]*<em>em<\/em>/);
@@ -9,11 +18,152 @@ describe("renderMarkdown", () => {
 
   it("drops scripts, event handlers and javascript: links", () => {
     const html = renderMarkdown(
-      '<script>alert(1)</script>\n\n<img src=x onerror="alert(2)">\n\n[click](javascript:alert(3)) and <a href="javascript:alert(4)">b</a>',
+      `<script>alert(1)</script>\n\n<img src="${PIXEL}" onerror="alert(2)">\n\n[click](javascript:alert(3)) and <a href="javascript:alert(4)">b</a>`,
     );
     expect(html).toContain("click");
     expect(html).toContain("<img");
-    expect(html).not.toMatch(/<script|onerror|javascript:/i);
+    expect(html).not.toMatch(/<script|onerror|javascript:|alert\(1\)/i);
+  });
+});
+
+describe("images", () => {
+  it("turns a remote image into a link to it, labelled with its alt text", () => {
+    const root = render("![a chart](https://evil.example/track.png?id=1)");
+    expect(root.querySelector("img")).toBeNull();
+    expect(renderMarkdown("![a chart](https://evil.example/track.png?id=1)")).not.toMatch(/<img/i);
+    const link = root.querySelector("a");
+    expect(link?.getAttribute("href")).toBe("https://evil.example/track.png?id=1");
+    expect(link?.textContent).toBe("a chart");
+    expect(link?.getAttribute("target")).toBe("_blank");
+    expect(link?.getAttribute("rel")).toBe("noopener noreferrer");
+  });
+
+  it("labels a remote image without alt text with its URL, also in raw HTML", () => {
+    const root = render('<p><img src="http://evil.example/x.gif" width="1" height="1"></p>');
+    expect(root.querySelector("img")).toBeNull();
+    const link = root.querySelector("a");
+    expect(link?.getAttribute("href")).toBe("http://evil.example/x.gif");
+    expect(link?.textContent).toBe("http://evil.example/x.gif");
+  });
+
+  it("turns a relative or scriptable image into its alt text, with no link", () => {
+    const root = render('![plot](plot.png) <img src="javascript:alert(1)" alt="bad">');
+    expect(root.querySelector("img")).toBeNull();
+    expect(root.querySelector("a")).toBeNull();
+    expect(root.textContent).toContain("plot");
+    expect(root.textContent).toContain("bad");
+  });
+
+  it("turns a remote image inside a link into the link's text", () => {
+    const root = render("[![badge](https://evil.example/b.svg)](https://example.com/)");
+    expect(root.querySelector("img")).toBeNull();
+    const links = [...root.querySelectorAll("a")];
+    expect(links.map((link) => [link.getAttribute("href"), link.textContent])).toEqual([["https://example.com/", "badge"]]);
+  });
+
+  it("keeps data: and blob: images", () => {
+    const root = render(`![pixel](${PIXEL}) <img src="blob:https://kiln.example/1234" alt="b">`);
+    const images = [...root.querySelectorAll("img")];
+    expect(images.map((image) => image.getAttribute("src"))).toEqual([PIXEL, "blob:https://kiln.example/1234"]);
+    expect(images[0].getAttribute("alt")).toBe("pixel");
+    expect(root.querySelector("a")).toBeNull();
+  });
+
+  it("does not keep data: URLs that are not images", () => {
+    const root = render('<img src="data:text/html;base64,PGgxPmhpPC9oMT4=" alt="x">');
+    expect(root.querySelector("img")).toBeNull();
+  });
+
+  it("drops srcset and sizes", () => {
+    const img = render(`<img src="${PIXEL}" srcset="https://evil.example/a.png 2x" sizes="10px" alt="s">`).querySelector("img");
+    expect(img?.getAttribute("src")).toBe(PIXEL);
+    expect(img?.hasAttribute("srcset")).toBe(false);
+    expect(img?.hasAttribute("sizes")).toBe(false);
+  });
+});
+
+describe("what cannot dress up as the app", () => {
+  it("strips style elements and attributes, forms, inputs, buttons and dialogs", () => {
+    const root = render(
+      [
+        "<style>body { display: none }</style>",
+        '<p style="position:fixed;inset:0">covered</p>',
+        '<form action="https://evil.example/login"><input name="key" placeholder="API key"><button>Save</button>' +
+          "<textarea>t</textarea><select><option>o</option></select></form>",
+        "<dialog open>Allow network?</dialog>",
+      ].join("\n\n"),
+    );
+    for (const tag of ["style", "form", "input", "button", "textarea", "select", "option", "dialog"]) {
+      expect(root.querySelector(tag), tag).toBeNull();
+    }
+    expect(root.querySelector("[style]")).toBeNull();
+    expect(root.textContent).not.toContain("display: none");
+    expect(root.textContent).toContain("covered");
+  });
+
+  it("strips frames, embeds, links, meta, base, svg and math", () => {
+    const root = render(
+      '<iframe src="https://evil.example"></iframe><object data="https://evil.example/o"></object>' +
+        '<embed src="https://evil.example/e"><link rel="stylesheet" href="https://evil.example/s.css">' +
+        '<meta http-equiv="refresh" content="0;url=https://evil.example"><base href="https://evil.example/">' +
+        '<svg><image href="https://evil.example/i.png"/></svg><math><mi>x</mi></math>',
+    );
+    for (const tag of ["iframe", "object", "embed", "link", "meta", "base", "svg", "image", "math", "mi"]) {
+      expect(root.querySelector(tag), tag).toBeNull();
+    }
+  });
+
+  it("strips popover, popovertarget, command, ping, formaction, id and name attributes", () => {
+    const root = render(
+      '<div popover id="settings" name="x">fake</div><p popovertarget="settings" commandfor="settings" command="show-modal">open</p>' +
+        '<a href="https://example.com/" ping="https://evil.example/ping" formaction="https://evil.example">l</a>',
+    );
+    for (const attribute of ["popover", "popovertarget", "commandfor", "command", "ping", "formaction", "id", "name"]) {
+      expect(root.querySelector(`[${attribute}]`), attribute).toBeNull();
+    }
+    expect(root.textContent).toContain("fake");
+  });
+
+  it("keeps highlight.js classes but not the app's own", () => {
+    const root = render('<div class="message message-user notice-sandbox">you said</div>');
+    expect(root.querySelector("div")?.hasAttribute("class")).toBe(false);
+  });
+
+  it("shows task lists as text, not checkboxes", () => {
+    const root = render("- [x] done\n- [ ] todo");
+    expect(root.querySelector("input")).toBeNull();
+    expect([...root.querySelectorAll("li")].map((item) => item.textContent?.trim())).toEqual(["☑ done", "☐ todo"]);
+  });
+});
+
+describe("links", () => {
+  it("open in a new tab without opener or referrer", () => {
+    const root = render("[docs](https://example.com/docs) <a href=\"mailto:a@example.com\" target=\"_self\" rel=\"opener\">mail</a>");
+    const links = [...root.querySelectorAll("a")];
+    expect(links.map((link) => link.getAttribute("href"))).toEqual(["https://example.com/docs", "mailto:a@example.com"]);
+    for (const link of links) {
+      expect(link.getAttribute("target")).toBe("_blank");
+      expect(link.getAttribute("rel")).toBe("noopener noreferrer");
+    }
+  });
+
+  it("drops other schemes and relative links to their text", () => {
+    const root = render(
+      "[js](javascript:alert(1)) [data](data:text/html,hi) [file](file:///etc/passwd) [blob](blob:https://kiln.example/1) [rel](/settings) [`code`](vbscript:x)",
+    );
+    expect(root.querySelector("a")).toBeNull();
+    expect(root.textContent).toContain("js data file blob rel code");
+    expect(root.querySelector("code")?.textContent).toBe("code");
+  });
+
+  it("sanitizes what a dropped link contained", () => {
+    const root = render(
+      `<a href="vbscript:x"><img src="${PIXEL}" onerror="alert(1)"><span style="color:red" class="message-user" id="x">t</span></a>`,
+    );
+    expect(root.querySelector("a")).toBeNull();
+    expect(root.querySelector("img")?.getAttribute("src")).toBe(PIXEL);
+    expect(root.querySelector("[onerror], [style], [class], [id]")).toBeNull();
+    expect(root.querySelector("span")?.textContent).toBe("t");
   });
 });
 
@@ -22,5 +172,6 @@ describe("code blocks", () => {
     const html = renderMarkdown("```python\ndef f():\n    return 1\n```");
     expect(html).toContain('class="hljs language-python"');
     expect(html).toMatch(/<span class="hljs-keyword">def<\/span>/);
+    expect(html).toMatch(/<span class="hljs-title function_">f<\/span>/);
   });
 });

@@ -1,4 +1,4 @@
-import DOMPurify from "dompurify";
+import DOMPurify, { type Config, type DOMPurify as Purifier } from "dompurify";
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
 import javascript from "highlight.js/lib/languages/javascript";
@@ -14,7 +14,11 @@ for (const [name, language] of Object.entries({ bash, javascript, json, python, 
 }
 
 const marked = new Marked(
-  { gfm: true },
+  {
+    gfm: true,
+    // Task list items as text: form controls are not allowed in Markdown (see below).
+    renderer: { checkbox: ({ checked }) => (checked ? "☑ " : "☐ ") },
+  },
   markedHighlight({
     emptyLangClass: "hljs",
     langPrefix: "hljs language-",
@@ -22,10 +26,116 @@ const marked = new Marked(
   }),
 );
 
-/** Markdown rendered with marked (code highlighted), then sanitized: no scripts, handlers or `javascript:` links. */
+/**
+ * The Markdown profile: what marked produces plus common inline HTML, nothing interactive,
+ * nothing styled, nothing that loads on its own. An allowlist; the forbid lists name what
+ * matters most, so that widening the allowlist by mistake does not let it back in.
+ */
+const MARKDOWN_CONFIG: Config = {
+  ALLOWED_TAGS: [
+    "a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "code", "col", "colgroup",
+    "dd", "del", "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre",
+    "q", "rp", "rt", "ruby", "s", "samp", "small", "span", "strong", "sub", "summary", "sup",
+    "table", "tbody", "td", "tfoot", "th", "thead", "time", "tr", "u", "ul", "var", "wbr",
+  ],
+  ALLOWED_ATTR: [
+    "href", "src", "alt", "title", "class", "align", "colspan", "rowspan", "scope", "headers", "abbr",
+    "span", "start", "reversed", "open", "lang", "dir", "datetime", "cite", "width", "height",
+  ],
+  FORBID_TAGS: [
+    "style", "script", "form", "input", "button", "textarea", "select", "option", "optgroup", "datalist",
+    "dialog", "iframe", "frame", "frameset", "object", "embed", "link", "meta", "base", "svg", "math",
+    "template", "slot", "audio", "video", "source", "track", "picture", "map", "area", "canvas", "noscript",
+  ],
+  FORBID_ATTR: [
+    "style", "id", "name", "popover", "popovertarget", "popovertargetaction", "command", "commandfor",
+    "srcset", "sizes", "ping", "formaction", "form", "action", "background", "poster", "autofocus",
+    "accesskey", "tabindex", "contenteditable", "role", "target", "rel",
+  ],
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+  SANITIZE_DOM: true,
+  SANITIZE_NAMED_PROPS: true,
+  // DOMPurify's own check; the hook below is stricter. `blob:` here so blob images survive to it.
+  ALLOWED_URI_REGEXP: /^(?:(?:https?|mailto|blob):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i,
+};
+
+/** Images shown inline: only from `data:` (image types) and `blob:`. */
+const INLINE_IMAGE_SRC = /^(?:data:image\/[-+.\w]+[;,]|blob:)/i;
+const LINK_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
+/** Highlight.js's classes (`hljs`, `hljs-keyword`, `language-python`, `function_`); the app's own never pass. */
+const HIGHLIGHT_CLASS = /^(?:hljs(?:-[\w-]+)?|language-[\w+#.-]+|[a-z]+_+)$/;
+
+/** An absolute http(s) or mailto URL, normalized, or null. */
+function linkHref(href: string | null): string | null {
+  if (!href) return null;
+  try {
+    const url = new URL(href);
+    return LINK_PROTOCOLS.has(url.protocol) ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function makeLink(anchor: Element, href: string): void {
+  anchor.setAttribute("href", href);
+  anchor.setAttribute("target", "_blank");
+  anchor.setAttribute("rel", "noopener noreferrer");
+}
+
+/** Images that would load from elsewhere become links; links get a new tab, or become text. */
+function afterSanitizeAttributes(node: Element): void {
+  const classes = node.getAttribute("class");
+  if (classes !== null) {
+    const kept = classes.split(/\s+/).filter((name) => HIGHLIGHT_CLASS.test(name));
+    if (kept.length) node.setAttribute("class", kept.join(" "));
+    else node.removeAttribute("class");
+  }
+  const document = node.ownerDocument;
+  if (node.nodeName === "IMG") {
+    const src = node.getAttribute("src") ?? "";
+    if (INLINE_IMAGE_SRC.test(src)) return;
+    const label = node.getAttribute("alt") || src;
+    // Inside a link, the image's label is enough (links do not nest).
+    const href = node.closest("a") ? null : linkHref(src);
+    if (href) {
+      const anchor = document.createElement("a");
+      makeLink(anchor, href);
+      anchor.textContent = label;
+      node.replaceWith(anchor);
+    } else {
+      node.replaceWith(document.createTextNode(label));
+    }
+  } else if (node.nodeName === "A") {
+    const href = linkHref(node.getAttribute("href"));
+    if (href) makeLink(node, href);
+    // Dropped to its content, which DOMPurify then sanitizes like everything else.
+    else node.replaceWith(...Array.from(node.childNodes));
+  }
+}
+
+let purifier: Purifier | undefined;
+
+function markdownPurifier(): Purifier {
+  if (!purifier) {
+    // An instance of its own: these hooks must not apply to other sanitizing.
+    purifier = DOMPurify(window);
+    purifier.addHook("afterSanitizeAttributes", afterSanitizeAttributes);
+  }
+  return purifier;
+}
+
+/**
+ * Markdown rendered with marked (code highlighted), then sanitized strictly: no scripts,
+ * handlers, styles, forms, frames, popovers or ids; images only from `data:`/`blob:` (any other
+ * becomes a link to it); links only http(s) and mailto, opened in a new tab without referrer.
+ */
 export function renderMarkdown(source: string): string {
   const html = marked.parse(source, { async: false });
-  return DOMPurify.sanitize(html, { USE_PROFILES: { html: true } });
+  const sanitizer = markdownPurifier();
+  if (!sanitizer.isSupported) return "";
+  return sanitizer.sanitize(html, MARKDOWN_CONFIG);
 }
 
 export function Markdown({ source }: { source: string }) {
