@@ -101,7 +101,7 @@ Probe()`,
   const frame = page.frameLocator("iframe[title='HTML output']");
   await expect(frame.locator("#r")).toHaveText("static");
   // The frame's policy runs no script of Python's and fetches nothing remote.
-  await expect(frame.locator("script")).toHaveCount(0);
+  await expect(frame.locator("script", { hasText: "script ran" })).toHaveCount(0);
   expect(await frame.locator("#i").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBeFalsy();
 });
 

@@ -1,5 +1,9 @@
-import { readFileSync } from "node:fs";
-import { expect, test, type Page } from "@playwright/test";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chromium, expect, test, type Page } from "@playwright/test";
+import { chromiumLaunchOptions } from "./support/chromium";
 import { openPlayground, output, run } from "./support/playground";
 
 const filesList = (page: Page) => page.getByRole("list", { name: "Files" });
@@ -60,23 +64,35 @@ test("file names with spaces, Unicode and path tricks stay inside the working di
   await expect(output(page)).toContainText("['escape.txt', 'résumé été ☀.txt'] False");
 });
 
-test("a file over the storage quota is reported, and the files already saved are kept", async ({ page }) => {
-  await openPlayground(page);
-  await upload(page, [{ name: "small.txt", mimeType: "text/plain", buffer: Buffer.from("keep me") }]);
-  await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
-  // The browser's own quota machinery, made small: 1 MiB for this site.
-  const cdp = await page.context().newCDPSession(page);
-  const origin = new URL(page.url()).origin;
-  await cdp.send("Storage.overrideQuotaForOrigin", { origin, quotaSize: 1024 * 1024 });
-  await upload(page, [{ name: "big.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(40 * 1024 * 1024, 7) }]);
-  await expect(page.getByRole("alert")).toContainText("Not enough browser storage to keep big.bin. Your other files are safe");
-  await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
-  await cdp.send("Storage.overrideQuotaForOrigin", { origin });
-  await page.reload();
-  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
-  await expect(filesList(page).getByRole("listitem")).toHaveText([/small\.txt/]);
-  await run(page, "print(open('small.txt').read())");
-  await expect(output(page)).toContainText("keep me");
+test("a file over the storage quota is reported, and the files already saved are kept", async () => {
+  const testInfo = test.info();
+  // A real full disk: the browser's profile on a small tmpfs (the suite runs as root), so
+  // the browser itself runs out of room for a 40 MiB file.
+  const disk = mkdtempSync(path.join(tmpdir(), "kiln-small-disk-"));
+  execFileSync("mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", disk]);
+  const context = await chromium.launchPersistentContext(disk, {
+    ...chromiumLaunchOptions(),
+    baseURL: testInfo.project.use.baseURL,
+    serviceWorkers: "block",
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await openPlayground(page);
+    await upload(page, [{ name: "small.txt", mimeType: "text/plain", buffer: Buffer.from("keep me") }]);
+    await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
+    await upload(page, [{ name: "big.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(40 * 1024 * 1024, 7) }]);
+    await expect(page.getByRole("alert")).toContainText("Not enough browser storage to keep big.bin. Your other files are safe");
+    await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
+    await page.reload();
+    await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+    await expect(filesList(page).getByRole("listitem")).toHaveText([/small\.txt/]);
+    await run(page, "print(open('small.txt').read())");
+    await expect(output(page)).toContainText("keep me");
+  } finally {
+    await context.close();
+    execFileSync("umount", [disk]);
+    rmSync(disk, { recursive: true, force: true });
+  }
 });
 
 test("a 200 MB file goes in with progress and arrives whole", async ({ page }, testInfo) => {

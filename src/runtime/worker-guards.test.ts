@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { isFetchRequest, isFileList, isHostReport, isWorkerEvent, isWorkerRunOutcome, isRuntimeInfo } from "./worker-guards";
+
+describe("checks on what the worker sends", () => {
+  it("accepts every event of the contract", () => {
+    for (const event of [
+      { type: "stream", name: "stdout", text: "hi" },
+      { type: "stream", name: "stderr", text: "" },
+      { type: "display", data: { "text/plain": "1", "image/png": "iVBOR" } },
+      { type: "progress", message: "Loading numpy…" },
+      { type: "input-request", prompt: "name? " },
+      { type: "truncated", limitBytes: 1024 },
+      { type: "fatal", message: "out of memory" },
+      { type: "done" },
+    ]) {
+      expect(isWorkerEvent(event), JSON.stringify(event)).toBe(true);
+    }
+  });
+
+  it("drops forged and malformed events", () => {
+    for (const event of [
+      null,
+      "done",
+      [],
+      { type: "stream", name: "evil", text: "x" },
+      { type: "stream", name: "stdout", text: 42 },
+      { type: "stream", name: "stdout", text: "x", extra: true },
+      { type: "display", data: { "text/html": { toString: "x" } } },
+      { type: "display", data: [] },
+      { type: "progress" },
+      { type: "truncated", limitBytes: -1 },
+      { type: "CONSTRUCT", path: ["constructor"], argumentList: [] },
+      { id: "1", type: "APPLY", path: [], argumentList: [] },
+      { type: "done", then: "x" },
+    ]) {
+      expect(isWorkerEvent(event), JSON.stringify(event)).toBe(false);
+    }
+  });
+
+  it("accepts a run's outcome and refuses one that breaks the contract", () => {
+    const ok = {
+      result: { status: "ok", value: { "text/plain": "2" }, durationMs: 3.5 },
+      capture: { names: ["x"], values: { x: new Uint8Array([1, 2]) }, modules: {}, tooLarge: [], counter: 1, cell: ["<cell-1>", "x = 1"] },
+    };
+    expect(isWorkerRunOutcome(ok)).toBe(true);
+    expect(isWorkerRunOutcome({ result: { status: "error", error: { ename: "E", evalue: "v", traceback: "t" }, durationMs: 1 } })).toBe(true);
+    for (const bad of [
+      { result: { status: "pwned", durationMs: 1 } },
+      // Only the page decides that a run timed out or crashed.
+      { result: { status: "timeout", durationMs: 1 } },
+      { result: { status: "ok", durationMs: "soon" } },
+      { result: { status: "ok", durationMs: 1, value: { "text/plain": 2 } } },
+      { result: { status: "ok", durationMs: 1, restored: { kept: ["x"], lost: [] } } },
+      { result: { status: "ok", durationMs: 1 }, capture: { ...ok.capture, values: { x: "not bytes" } } },
+      { result: { status: "ok", durationMs: 1 }, capture: { ...ok.capture, cell: ["only one"] } },
+      { result: { status: "ok", durationMs: 1 }, then: 1 },
+    ]) {
+      expect(isWorkerRunOutcome(bad), JSON.stringify(bad)).toBe(false);
+    }
+  });
+
+  it("checks start-up info, file lists, fetch requests and host reports", () => {
+    expect(isRuntimeInfo({ pythonVersion: "3.14.2", pyodideVersion: "314.0.7", lockImports: ["numpy"] })).toBe(true);
+    expect(isRuntimeInfo({ pythonVersion: "3.14.2", pyodideVersion: 314, lockImports: [] })).toBe(false);
+    expect(isFileList([{ path: "a.csv", size: 3, mtimeMs: 1 }])).toBe(true);
+    expect(isFileList([{ path: "a.csv", size: -3, mtimeMs: 1 }])).toBe(false);
+    expect(isFetchRequest({ id: 1, url: "http://x/pyodide/a" })).toBe(true);
+    expect(isFetchRequest({ id: 1, url: "http://x/", method: "POST" })).toBe(false);
+    expect(isFetchRequest({ id: "1", url: "http://x/" })).toBe(false);
+    expect(isHostReport({ type: "started", sharedMemory: true })).toBe(true);
+    expect(isHostReport({ type: "started", sharedMemory: "yes" })).toBe(false);
+    expect(isHostReport({ type: "answer", id: -1, value: true })).toBe(false);
+  });
+});
