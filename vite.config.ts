@@ -40,7 +40,15 @@ export default defineConfig(({ mode }) => ({
       devOptions: { enabled: false },
     }),
   ],
-  worker: { format: "es" },
+  worker: {
+    format: "es",
+    rolldownOptions: {
+      // Pyodide's JavaScript is bundled into the worker. Its Node-only branches import Node's
+      // modules at run time, never reached in a browser. (The build notes Emscripten's `eval`
+      // on paths Kiln never takes: the worker's policy has no 'unsafe-eval'.)
+      external: [/^node:/],
+    },
+  },
   server: { cors: { origin: "*" } },
   preview: { cors: { origin: "*" } },
   build: {

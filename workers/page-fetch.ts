@@ -56,10 +56,3 @@ async function matchesIntegrity(body: ArrayBuffer, integrity: string): Promise<b
   }
   return false;
 }
-
-/** A module fetched by the page, importable here (from a `blob:` URL). */
-export async function moduleFromPage(pageFetch: PageFetch, url: string): Promise<string> {
-  const file = await pageFetch(url);
-  if (!file.ok) throw new Error(`Could not load ${url} (${file.status})`);
-  return URL.createObjectURL(new Blob([file.body], { type: "text/javascript" }));
-}

@@ -21,7 +21,12 @@ import type {
 } from "./python-api";
 import { expectStdin, waitForStdin } from "./shared-buffers";
 import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
-import { moduleFromPage, pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
+import { pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
+// Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
+// page hands over as a `data:` URL): nothing is imported at run time, which an opaque-origin
+// worker cannot do from `blob:` URLs in every engine (WebKit refuses them).
+import { loadPyodide } from "pyodide";
+import createPyodideModule from "pyodide/pyodide.asm.mjs";
 
 /** Kiln's Python package, as text, keyed by path (`./python/kiln/runner.py`). */
 const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
@@ -32,7 +37,6 @@ const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
 
 const KILN_LIB = "/lib/kiln-site";
 
-type LoadPyodide = (options: Record<string, unknown>) => Promise<PyodideAPI>;
 
 interface CellResult {
   status: "ok" | "error" | "interrupted";
@@ -93,19 +97,14 @@ export class PythonRuntime implements PythonWorkerApi {
 
   /**
    * Pyodide's files all come through the page (its service worker serves them offline; the
-   * worker's own network may be off): the modules as `blob:` URLs, the rest through `fetch`.
+   * worker's own network may be off), through `fetch`.
    */
   private async initRuntime(options: WorkerInit): Promise<void> {
     const { pageFetch } = this;
     const lockDir = options.lockFileURL ? new URL(".", options.lockFileURL).href : "";
     routeFetchesThroughPage(pageFetch, [options.indexURL, options.packageBaseUrl, options.lockFileURL, lockDir]);
-    const moduleUrl = await moduleFromPage(pageFetch, `${options.indexURL}pyodide.mjs`);
-    const asm = (await import(/* @vite-ignore */ await moduleFromPage(pageFetch, `${options.indexURL}pyodide.asm.mjs`))) as {
-      default: unknown;
-    };
-    const module = (await import(/* @vite-ignore */ moduleUrl)) as { loadPyodide: LoadPyodide };
-    this.pyodide = await module.loadPyodide({
-      createPyodideModule: asm.default,
+    this.pyodide = await loadPyodide({
+      createPyodideModule,
       indexURL: options.indexURL,
       ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
       packageBaseUrl: options.packageBaseUrl,
