@@ -53,7 +53,9 @@ export function toolResult(toolUseId: string, outputs: readonly OutputItem[], re
     } else if (item.kind === "display" || item.kind === "value") {
       const data = item.data;
       const image = data["image/png"] ? "image/png" : data["image/jpeg"] ? "image/jpeg" : undefined;
-      if (image) {
+      if (image && !isSendableImage(image, data[image])) {
+        parts.push(`[${item.kind === "value" ? "result" : "display"}: an image that is not a valid ${image} under 5 MB was left out]`);
+      } else if (image) {
         images.push({ type: "image", source: { type: "base64", media_type: image, data: data[image] } });
         parts.push(`[${item.kind === "value" ? "result" : "display"}: image ${images.length} attached]`);
       } else {
@@ -83,4 +85,10 @@ export function toolResult(toolUseId: string, outputs: readonly OutputItem[], re
   }
   const content: (TextBlock | ImageBlock)[] = [{ type: "text", text }, ...images];
   return { type: "tool_result", tool_use_id: toolUseId, content, ...(result.status === "ok" ? {} : { is_error: true }) };
+}
+
+/** Whether base64 `data` is a real PNG or JPEG the API accepts (at most 5 MB). */
+function isSendableImage(type: string, data: string): boolean {
+  if (data.length > (5 * 1024 * 1024 * 4) / 3 || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return false;
+  return type === "image/png" ? data.startsWith("iVBORw0KGgo") : data.startsWith("/9j/");
 }

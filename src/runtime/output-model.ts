@@ -88,8 +88,8 @@ export const sandboxBadge = (reason: string) => `Ran on Anthropic's sandbox — 
 /** A sentence about how a run ended, or undefined when it simply succeeded. */
 export function statusLine(result: RunResult): string | undefined {
   const restored = result.restored
-    ? ` Variables restored: ${result.restored.kept.join(", ") || "none"}.` +
-      (result.restored.lost.length ? ` Lost: ${result.restored.lost.join(", ")}.` : "")
+    ? ` Variables restored: ${nameList(result.restored.kept) || "none"}.` +
+      (result.restored.lost.length ? ` Lost: ${nameList(result.restored.lost)}.` : "")
     : "";
   switch (result.status) {
     case "ok":
@@ -122,4 +122,14 @@ export function formatDuration(ms: number): string {
   if (ms < 60_000) return `${+(ms / 1000).toFixed(1)} s`;
   const minutes = Math.floor(ms / 60_000);
   return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/**
+ * Variable names from the worker, for a sentence on the page: Python identifiers as they are,
+ * anything else (a name Python made up to pass for Kiln's own words) only counted.
+ */
+export function nameList(names: readonly string[]): string {
+  const shown = names.filter((name) => /^[A-Za-z_][A-Za-z0-9_]{0,79}$/.test(name));
+  const others = names.length - shown.length;
+  return [...shown, ...(others ? [`${others} other${others > 1 ? "s" : ""}`] : [])].join(", ");
 }

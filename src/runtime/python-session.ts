@@ -35,6 +35,8 @@ export const HARD_STOP_GRACE_MS = 120;
 export const UNWIND_GRACE_MS = 3000;
 /** Workers lost in a row (crashes with no good run between) before the saved state is given up. */
 const MAX_LOSSES_BEFORE_RESET = 2;
+/** Room for displays (figures, tables) on top of the text cap, per run. */
+const MAX_DISPLAY_CHARS = 256 << 20;
 
 /** One owner for the session's state, so the status line and errors cannot drift apart. */
 export type SessionState =
@@ -58,6 +60,8 @@ interface ActiveRun {
   /** Called on the worker's "done" event: every event of the run has arrived. */
   drained: () => void;
   hardStop?: ReturnType<typeof setTimeout>;
+  /** Characters of output and displays received, checked against the page's own cap. */
+  receivedChars: number;
 }
 
 const emptySnapshot = (): SessionSnapshot => ({ cells: [], names: [], values: {}, modules: {}, counter: 0 });
@@ -268,7 +272,9 @@ export class PythonSession {
     );
     // A worker that dies while idle is replaced quietly, its state restored.
     worker.gone.catch(() => {
-      if (this.current === worker && !this.active && !this.disposed) void this.recover();
+      if (this.current !== worker || this.active || this.disposed) return;
+      this.lossesInRow += 1;
+      void this.recover();
     });
     return worker;
   }
@@ -310,7 +316,16 @@ export class PythonSession {
     if (worker !== this.current) return;
     if (event.type === "progress" && this.state.kind === "running") {
       // Package loading is shown in the status line as well as to the run.
-      this.setState({ ...this.state, message: event.message });
+      this.setState({ ...this.state, message: event.message.slice(0, 160) });
+    }
+    if (event.type === "stream" || event.type === "display") {
+      // The worker caps a run's output itself; one that floods the page anyway is replaced.
+      const run = this.active;
+      if (run) run.receivedChars += event.type === "stream" ? event.text.length : JSON.stringify(event.data).length;
+      if (run && run.receivedChars > Math.max(this.config.outputLimitBytes, 1 << 20) * 4 + MAX_DISPLAY_CHARS) {
+        worker.terminate("Python sent far more output than the limit allows, so its worker was replaced.");
+        return;
+      }
     }
     if (event.type === "fatal") worker.terminate(event.message);
     else if (event.type === "done") this.active?.drained();
@@ -339,7 +354,7 @@ export class PythonSession {
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
-    const run: ActiveRun = { id: ++this.runs, handlers, drained };
+    const run: ActiveRun = { id: ++this.runs, handlers, drained, receivedChars: 0 };
     if (this.config.spare === "on-first-run") warmSpare(this.config);
     this.active = run;
     this.setState({ kind: "running", info });

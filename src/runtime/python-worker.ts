@@ -123,26 +123,34 @@ export class WorkerApi {
  * GET, never with credentials; the answer is the response's bytes.
  */
 function serveFetches(port: MessagePort, allowed: AllowList): void {
+  let inFlight = 0;
   port.onmessage = async (event: MessageEvent<unknown>) => {
     const request = event.data;
     if (!isFetchRequest(request)) return dropped("fetch request", request);
     const reply = (fields: Omit<FetchReply, "id">, transfer: Transferable[] = []) =>
       port.postMessage({ id: request.id, ...fields } satisfies FetchReply, transfer);
     const refuse = (error: string) => reply({ ok: false, status: 0, contentType: "", body: new ArrayBuffer(0), error });
+    if (inFlight >= MAX_FETCHES_IN_FLIGHT) return refuse("refused, too many fetches at once");
     const verdict = checkFetchUrl(request.url, allowed);
     if (!verdict.ok) {
       console.warn(`Kiln refused a fetch for the Python worker: ${verdict.reason}`);
       return refuse(`refused, ${verdict.reason}`);
     }
+    inFlight += 1;
     try {
       const response = await fetch(verdict.url, { method: "GET", credentials: "omit", redirect: "error", referrerPolicy: "no-referrer" });
       const body = await response.arrayBuffer();
       reply({ ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body }, [body]);
     } catch (error) {
       refuse(error instanceof Error ? error.message : String(error));
+    } finally {
+      inFlight -= 1;
     }
   };
 }
+
+/** Fetches the page makes for one worker at a time (Pyodide loads a handful of files at once). */
+const MAX_FETCHES_IN_FLIGHT = 16;
 
 /** Where the page fetches for a worker of `config`: Pyodide's core, the package folder, the lock file and its folder. */
 function fetchAllowList(config: WorkerConfig): AllowList {

@@ -1,4 +1,3 @@
-import * as Comlink from "comlink";
 import { safeRelativePath } from "../../workers/file-paths";
 import { deleteStoredFile, getStoredFile, listStoredFiles, storeFile, type StoredFile } from "../storage/files";
 import { formatBytes } from "./output-model";
@@ -40,7 +39,7 @@ export class SessionFiles {
     session.setWorkerSetup(async (api) => {
       const stored = await listStoredFiles(scope);
       for (const file of stored) {
-        await inChunks(file.data, (bytes, append) => api.writeFile(file.path, Comlink.transfer(bytes, [bytes.buffer]), append));
+        await inChunks(file.data, (bytes, append) => api.writeFile(file.path, bytes, append));
       }
       this.seen = new Map((await api.listFiles()).map((file) => [file.path, stamp(file)]));
       this.publish({ files: stored.map(entry) });
@@ -95,9 +94,12 @@ export class SessionFiles {
       const now = await this.session.listFiles();
       for (const file of now) {
         if (this.seen.get(file.path) === stamp(file)) continue;
+        // A name from the worker: only one that stays in the working directory and shows as it reads.
+        if (safeRelativePath(file.path) !== file.path || /\p{Cf}/u.test(file.path)) continue;
         const data = await this.session.readFile(file.path);
         try {
-          await storeFile({ scope: this.scope, path: file.path, data: new Blob([data as Uint8Array<ArrayBuffer>]), size: file.size, modifiedAt: file.mtimeMs });
+          const blob = new Blob([data as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" });
+          await storeFile({ scope: this.scope, path: file.path, data: blob, size: data.byteLength, modifiedAt: file.mtimeMs });
           this.seen.set(file.path, stamp(file));
         } catch (error) {
           problems.push(error instanceof Error ? error.message : String(error));

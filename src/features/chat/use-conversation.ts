@@ -7,6 +7,7 @@ import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage }
 import { providerSettings, PYTHON_VERSION, type Settings } from "../../storage/settings";
 import { sandboxAccess } from "../../storage/sandboxes";
 import { runCode } from "../../runtime/run-code";
+import { nameList } from "../../runtime/output-model";
 import { getSessionFiles } from "../../runtime/session-files";
 import type { PythonSession } from "../../runtime/python-session";
 
@@ -64,8 +65,8 @@ export function useConversation(
         const report = await session.restoreState(snapshot);
         if (cancelled) return;
         setNotice(
-          `Python state restored: ${report.kept.join(", ") || "nothing"}.` +
-            (report.lost.length ? ` Not restored: ${report.lost.join(", ")}.` : ""),
+          `Python state restored: ${nameList(report.kept) || "nothing"}.` +
+            (report.lost.length ? ` Not restored: ${nameList(report.lost)}.` : ""),
         );
       });
     }
