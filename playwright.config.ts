@@ -1,18 +1,7 @@
-import { createServer, type AddressInfo } from "node:net";
 import { defineConfig } from "@playwright/test";
 import { chromiumLaunchOptions } from "./e2e/support/chromium.ts";
-
-/** A port the OS reports free (listen on port 0, on every interface, then close). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from "./e2e/support/ports.ts";
+import type { EngineName } from "./e2e/engines/driver.ts";
 
 // The preview server's port: a free one, never a fixed port that some other server may hold. This file runs in
 // the runner and again in every test worker, which inherit the runner's environment: the first load picks it.
@@ -22,7 +11,7 @@ if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65535) throw new Error(`KILN_P
 // Lets tests see (and cut off) the service worker's own requests when they go offline.
 process.env.PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS = "1";
 
-export default defineConfig({
+export default defineConfig<object, { engineName: EngineName }>({
   testDir: "e2e",
   testMatch: "**/*.spec.ts",
   // Generous: on a 2-core machine, two test workers each start several Pythons at once.
@@ -44,6 +33,12 @@ export default defineConfig({
     // tests of offline behaviour allow it (test.use({ serviceWorkers: "allow" })).
     serviceWorkers: "block",
   },
+  projects: [
+    { name: "chromium" },
+    // The cross-engine bodies (e2e/engines) also run in Firefox ESR and WebKitGTK, through their own drivers.
+    { name: "firefox", testMatch: "engines/**/*.spec.ts", use: { engineName: "firefox" } },
+    { name: "webkit", testMatch: "engines/**/*.spec.ts", use: { engineName: "webkit" } },
+  ],
   webServer: {
     command: `npx vite preview --port ${PORT} --strictPort`,
     url: `http://localhost:${PORT}`,

@@ -232,7 +232,7 @@ test.describe("in a browser without Document-Isolation-Policy", () => {
 
       const asked = await runInWidget(page, 0, "ask", "input('Your name? ')");
       expect(asked).toMatchObject({ status: "error", error: { ename: "EOFError" } });
-      expect(String((asked.error as { evalue: string }).evalue)).toContain("did not make it cross-origin isolated");
+      expect(String((asked.error as { evalue: string }).evalue)).toContain("the browser gives it no shared memory");
     } finally {
       await browser.close();
     }

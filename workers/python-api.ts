@@ -117,7 +117,9 @@ export type HostCommand =
   | { type: "interrupt" }
   | { type: "clear-interrupt"; id: number }
   | { type: "interrupt-pending"; id: number }
-  | { type: "answer-input"; text: string | null };
+  | { type: "answer-input"; text: string | null }
+  /** End the worker now (removing the frame alone does not stop a busy worker in every engine). */
+  | { type: "terminate" };
 
 /** Host frame → page, over `control`. */
 export type HostReport =

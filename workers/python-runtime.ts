@@ -359,8 +359,9 @@ export class PythonRuntime implements PythonWorkerApi {
 }
 
 const INPUT_NEEDS_ISOLATION =
-  "input() is not available on this page: the browser did not make it cross-origin isolated " +
-  "(no SharedArrayBuffer), so Python cannot wait for an answer. Pass the value in the code instead.";
+  "input() is not available on this page: the browser gives it no shared memory (SharedArrayBuffer; " +
+  "the page is not cross-origin isolated, or the browser lacks it), so Python cannot wait for an answer. " +
+  "Pass the value in the code instead.";
 
 function fatalMessage(error: unknown): string {
   if (error && typeof error === "object" && "status" in error) {

@@ -13,3 +13,13 @@ self.addEventListener(
   },
   { once: true },
 );
+
+// A Stop that lands between two steps of a run's task is re-raised by asyncio out of the event
+// loop as well as reported in the run's result: that copy is not an error of the worker's.
+const isStop = (text: unknown) => /\bKeyboardInterrupt\b/.test(String(text));
+self.addEventListener("error", (event) => {
+  if (isStop(event.message) || isStop(event.error)) event.preventDefault();
+});
+self.addEventListener("unhandledrejection", (event) => {
+  if (isStop(event.reason)) event.preventDefault();
+});

@@ -8,7 +8,8 @@
  */
 import type { HostCommand, HostReport, HostStart, WorkerStart } from "../../workers/python-api";
 import { isHostStart } from "../runtime/worker-guards";
-import { answerStdin, createInterruptBuffer, createStdinBuffer, requestInterrupt, sharedMemoryAvailable } from "../../workers/shared-buffers";
+import { answerStdin, createInterruptBuffer, createStdinBuffer, requestInterrupt } from "../../workers/shared-buffers";
+import { capabilities } from "../runtime/capabilities";
 
 // The bootstrap keeps the page's start message (it checked that the page sent it).
 const message: unknown = (globalThis as { kilnHostStart?: unknown }).kilnHostStart;
@@ -18,7 +19,8 @@ function start(message: HostStart): void {
   const { control } = message;
   const report = (value: HostReport) => control.postMessage(value);
   if (!message.network) forbidConnections();
-  const shared = sharedMemoryAvailable();
+  // This frame's own: without shared memory, Stop replaces the worker and input() says why it cannot ask.
+  const shared = capabilities.sharedMemory;
   const interruptBuffer = shared ? createInterruptBuffer() : undefined;
   const stdinBuffer = shared ? createStdinBuffer() : undefined;
   let worker: Worker;
@@ -54,6 +56,9 @@ function start(message: HostStart): void {
       case "interrupt-pending":
         // Without an interrupt buffer, SIGINT is never seen.
         report({ type: "answer", id: command.id, value: !interruptBuffer || Atomics.load(new Int32Array(interruptBuffer), 0) !== 0 });
+        return;
+      case "terminate":
+        worker.terminate();
         return;
       case "answer-input":
         if (stdinBuffer) answerStdin(stdinBuffer, typeof command.text === "string" ? command.text : null);

@@ -309,9 +309,10 @@ export class WorkerHandle {
     if (this.ended) return;
     this.end(error instanceof Error ? error : new Error(String(error)));
     this.api.release();
+    this.control.postMessage({ type: "terminate" } satisfies HostCommand);
     this.control.close();
-    // Removing the frame ends its worker.
-    this.frame.remove();
+    // Removing the frame ends it and (in time) its worker; the frame gets a moment to end the worker first.
+    setTimeout(() => this.frame.remove(), 1000);
   }
 }
 

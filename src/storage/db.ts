@@ -34,7 +34,8 @@ export interface AppDbSchema extends DBSchema {
   /** Each scope's Anthropic sandbox: container and uploads. Keyed like sessions (`chat:<id>`, `playground`). */
   sandboxes: { key: string; value: SandboxState };
   /** The person's files, put back into the interpreter whenever a worker starts. */
-  files: { key: [string, string]; value: StoredFile; indexes: { scope: string } };
+  /** `data` is a Blob, or its bytes where the browser cannot store a Blob (WebKit in some sessions). */
+  files: { key: [string, string]; value: Omit<StoredFile, "data"> & { data: Blob | ArrayBuffer }; indexes: { scope: string } };
   /** What the person was typing in each conversation, not sent yet. */
   drafts: { key: string; value: string };
 }

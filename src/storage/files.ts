@@ -2,23 +2,34 @@ import { openAppDb, type StoredFile } from "./db";
 
 export type { StoredFile };
 
+type Record = Omit<StoredFile, "data"> & { data: Blob | ArrayBuffer };
+const asFile = (record: Record): StoredFile =>
+  record.data instanceof Blob ? (record as StoredFile) : { ...record, data: new Blob([record.data]) };
+
 /** A scope's files, by path. */
 export async function listStoredFiles(scope: string): Promise<StoredFile[]> {
   const db = await openAppDb();
   const files = await db.getAllFromIndex("files", "scope", scope);
-  return files.sort((a, b) => a.path.localeCompare(b.path));
+  return files.map(asFile).sort((a, b) => a.path.localeCompare(b.path));
 }
 
 export async function getStoredFile(scope: string, path: string): Promise<StoredFile | undefined> {
   const db = await openAppDb();
-  return db.get("files", [scope, path]);
+  const record = await db.get("files", [scope, path]);
+  return record && asFile(record);
 }
 
 /** Save one file. A full disk quota rejects with {@link QuotaError}; nothing saved before is touched. */
 export async function storeFile(file: StoredFile): Promise<void> {
   const db = await openAppDb();
   try {
-    await db.put("files", file);
+    try {
+      await db.put("files", file);
+    } catch (error) {
+      if (isQuotaError(error)) throw error;
+      // Some browsers (WebKit in some sessions) cannot keep a Blob in IndexedDB: keep its bytes.
+      await db.put("files", { ...file, data: await file.data.arrayBuffer() });
+    }
   } catch (error) {
     if (isQuotaError(error)) throw new QuotaError(file.path, file.size);
     throw error;

@@ -1,4 +1,5 @@
 import { useRegisterSW } from "virtual:pwa-register/react";
+import { capabilities } from "../../runtime/capabilities";
 
 /**
  * Registers the service worker. When a new version of Kiln has been downloaded, it waits
@@ -12,6 +13,13 @@ export function UpdatePrompt() {
     immediate: true,
     onRegisterError: (error: unknown) => console.warn("Kiln will not work offline here: the service worker did not register.", error),
   });
+  if (!capabilities.serviceWorkers) {
+    return (
+      <p className="update-prompt quiet" role="note">
+        This browser cannot keep Kiln for offline use (no service workers here): it needs the network to start.
+      </p>
+    );
+  }
   if (!needRefresh) return null;
   return (
     <div className="update-prompt" role="alert">

@@ -1,0 +1,192 @@
+/**
+ * The cross-engine suite: the same test bodies in Chromium, Firefox ESR and WebKitGTK (the
+ * `chromium`, `firefox` and `webkit` projects of playwright.config.ts; see driver.ts). Each
+ * test fails on an uncaught page error. Where an engine has no shared memory (WebKitGTK), the
+ * bodies expect the fallbacks the README's browser table promises.
+ */
+import { spawn } from "node:child_process";
+import { apiBase, script } from "../support/chat";
+import { freePort } from "../support/ports";
+import { expect, test as hostTest } from "../support/embed-host";
+import { startEngine, type Engine, type EngineName, type EnginePage } from "./driver";
+
+const test = hostTest.extend<{ page2: EnginePage }, { engineName: EngineName; engine: Engine }>({
+  engineName: ["chromium", { option: true, scope: "worker" }],
+  engine: [
+    async ({ engineName }, use) => {
+      const engine = await startEngine(engineName);
+      await use(engine);
+      await engine.stop();
+    },
+    { scope: "worker", timeout: 60_000 },
+  ],
+  page2: async ({ engine }, use) => {
+    const page = await engine.newPage();
+    await use(page);
+    // No uncaught error in the page, in any engine.
+    const errors = [...(await page.eval<string[]>("__kilnDriverErrors")), ...(await page.eval<string[]>("window.__kilnErrors || []"))];
+    await page.close();
+    expect(errors).toEqual([]);
+  },
+});
+
+const base = () => test.info().project.use.baseURL!;
+const js = JSON.stringify;
+
+async function waitFor(page: EnginePage, expression: string, timeout = 90_000): Promise<void> {
+  await expect.poll(async () => page.eval<boolean>(`Boolean(${expression})`).catch(() => false), { timeout, intervals: [200] }).toBe(true);
+}
+
+const OUTPUT = `document.querySelector("[aria-label=Output]")`;
+const statusText = `(document.querySelector("[role=status]")?.textContent || "")`;
+const outputText = `(${OUTPUT}?.innerText || "")`;
+const finishedRuns = `Number(${OUTPUT}?.getAttribute("data-finished-runs") || 0)`;
+
+function button(name: string): string {
+  return `[...document.querySelectorAll("button")].find((b) => (b.getAttribute("aria-label") || b.textContent.trim()) === ${js(name)})`;
+}
+
+async function click(page: EnginePage, name: string): Promise<void> {
+  await waitFor(page, `${button(name)} && !${button(name)}.disabled`);
+  await page.eval(`${button(name)}.click()`);
+}
+
+/** Set a React-controlled field (a label's input or textarea) as typing would. */
+async function fill(page: EnginePage, field: string, value: string): Promise<void> {
+  await page.eval(`(() => {
+    const element = ${field};
+    const proto = element instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+    Object.getOwnPropertyDescriptor(proto, "value").set.call(element, ${js(value)});
+    element.dispatchEvent(new Event("input", { bubbles: true }));
+  })()`);
+}
+const labelled = (text: string) =>
+  `[...document.querySelectorAll("label")].find((l) => l.textContent.trim().startsWith(${js(text)})).querySelector("input, select, textarea")`;
+
+async function openPlayground(page: EnginePage): Promise<void> {
+  await page.goto(`${base()}/#/playground`);
+  await waitFor(page, `${statusText}.includes("Python ready")`);
+}
+
+/** Replace the editor's code (one line: the editor indents and closes brackets as one types). */
+async function runCell(page: EnginePage, code: string, { stop = false } = {}): Promise<string> {
+  const before = await page.eval<number>(finishedRuns);
+  await page.typeOver(".cm-content", code);
+  await waitFor(page, `document.querySelector(".cm-content").textContent === ${js(code)}`, 10_000);
+  await click(page, "Run");
+  if (stop) {
+    await waitFor(page, `${statusText}.includes("Running")`);
+    await click(page, "Stop");
+  }
+  await waitFor(page, `${finishedRuns} > ${before}`);
+  await waitFor(page, `${statusText}.includes("Python ready")`);
+  const text = await page.eval<string>(outputText);
+  if (process.env.KILN_DEBUG) console.log(JSON.stringify({ code, text, status: await page.eval(statusText) }));
+  return text;
+}
+
+test("start, run, error and rich output", async ({ page2: page }) => {
+  await openPlayground(page);
+  expect(await runCell(page, "print(6 * 7)")).toContain("42");
+  expect(await runCell(page, "1 / 0")).toContain("ZeroDivisionError");
+  await runCell(page, `type("R", (), {"_repr_markdown_": lambda self: "# Rich heading"})()`);
+  expect(await page.eval(`${OUTPUT}.querySelector("h1")?.textContent`)).toBe("Rich heading");
+});
+
+test("soft stop, hard stop with restore, sleep and input() without shared memory", async ({ page2: page, engineName }) => {
+  await openPlayground(page);
+  const shared = await page.eval<boolean>("typeof SharedArrayBuffer === 'function' && crossOriginIsolated");
+  expect(shared).toBe(engineName !== "webkit");
+  await runCell(page, "x = 41");
+  // Soft where shared memory exists; elsewhere the worker is replaced and x restored.
+  expect(await runCell(page, "import time; time.sleep(60)", { stop: true })).toMatch(/KeyboardInterrupt|stopped|interrupted/i);
+  expect(await runCell(page, "print(x + 1)")).toContain("42");
+  // Stuck in C: always a replacement, with x restored.
+  expect(await runCell(page, "sum(range(10**13))", { stop: true })).toMatch(/restored|replaced|restarted/i);
+  expect(await runCell(page, "print(x + 1)")).toContain("42");
+  expect(await runCell(page, "import time; time.sleep(0.2); print('slept')")).toContain("slept");
+  if (!shared) expect(await runCell(page, "input('name? ')")).toContain("input() is not available on this page");
+});
+
+test("upload and download of a file", async ({ page2: page }) => {
+  await openPlayground(page);
+  // Chosen in the Upload files picker (the files a person picks, set on its input).
+  await page.eval(`(() => {
+    const data = new DataTransfer();
+    data.items.add(new File(["a,b\\n1,2\\n"], "data.csv", { type: "text/csv" }));
+    const input = document.querySelector("input[type=file]");
+    input.files = data.files;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  })()`);
+  await waitFor(page, `document.querySelector("[aria-label=Files]")?.textContent.includes("data.csv")`);
+  await runCell(page, `open("out.txt", "w").write(open("data.csv").read().upper())`);
+  await waitFor(page, `document.querySelector("[aria-label=Files]")?.textContent.includes("out.txt")`);
+  // What the download hands the browser: the blob behind the link, and the file name.
+  await page.eval(`(() => {
+    const createObjectURL = URL.createObjectURL;
+    const blobs = new Map();
+    URL.createObjectURL = (blob) => { const url = createObjectURL(blob); blobs.set(url, blob); return url; };
+    HTMLAnchorElement.prototype.click = function () {
+      if (this.download) blobs.get(this.href).text().then((text) => (window.__downloaded = { name: this.download, text }));
+    };
+  })()`);
+  await click(page, "Download out.txt");
+  await waitFor(page, "window.__downloaded");
+  expect(await page.eval("window.__downloaded")).toEqual({ name: "out.txt", text: "A,B\n1,2\n" });
+});
+
+test("a widget protocol round trip from a host on another origin", async ({ page2: page, hostOrigin }) => {
+  await page.goto(`${hostOrigin}/?frame=`);
+  const ofType = (type: string) => `window.received.filter((m) => m.data && m.data.type === ${js(type)})`;
+  await waitFor(page, `${ofType("ready")}.length > 0`);
+  await page.eval(`window.send(0, { kiln: 1, type: "run", id: "r1", code: "print('from the host')\\n6 * 7" })`);
+  await waitFor(page, `${ofType("result")}.length > 0`);
+  const result = await page.eval<{ status: string; value: Record<string, string> }>(`${ofType("result")}[0].data`);
+  expect(result.status).toBe("ok");
+  expect(result.value["text/plain"]).toBe("42");
+  expect(await page.eval(`${ofType("stream")}.map((m) => m.data.text).join("")`)).toContain("from the host");
+});
+
+test("one chat turn with a tool call", async ({ page2: page, engineName }) => {
+  const key = `sk-test-engines-${engineName}-${Math.random().toString(36).slice(2, 8)}`;
+  await script(key, [
+    { content: [{ type: "tool_use", name: "python", input: { code: "print(sum([2, 4, 6]) / 3)" } }] },
+    { content: [{ type: "text", text: "The mean is 4.0." }] },
+  ]);
+  await page.goto(`${base()}/#/chat`);
+  await click(page, "Settings");
+  await fill(page, labelled("API key"), key);
+  await fill(page, labelled("Base URL"), apiBase());
+  await click(page, "Save");
+  await waitFor(page, `!document.querySelector("dialog[open]")`);
+  await fill(page, `document.querySelector("textarea[aria-label=Message]")`, "What is the mean of 2, 4 and 6?");
+  await click(page, "Send");
+  await waitFor(page, `document.querySelector("[aria-label=Messages]")?.textContent.includes("The mean is 4.0.")`);
+  expect(await page.eval(`document.querySelector("[aria-label='Python cell']").textContent`)).toContain("4.0");
+});
+
+test("offline reload", async ({ engine }) => {
+  // A server of its own, so that it can go away: the app must then come from the service worker.
+  const port = await freePort();
+  const server = spawn("npx", ["vite", "preview", "--port", String(port), "--strictPort", "--bypass-lock"], { stdio: "ignore", detached: true });
+  const page = await engine.newPage({ serviceWorkers: true });
+  try {
+    const url = `http://localhost:${port}/#/playground`;
+    await expect.poll(async () => (await fetch(url).catch(() => null))?.ok ?? false, { timeout: 30_000 }).toBe(true);
+    await page.goto(url);
+    await waitFor(page, `${statusText}.includes("Python ready")`);
+    await waitFor(page, "navigator.serviceWorker && navigator.serviceWorker.controller");
+    process.kill(-server.pid!);
+    await expect.poll(async () => (await fetch(url).catch(() => null)) === null, { timeout: 10_000 }).toBe(true);
+    await page.goto(url);
+    await waitFor(page, `${statusText}.includes("Python ready")`);
+    expect(await runCell(page, "print('offline', 6 * 7)")).toContain("offline 42");
+  } finally {
+    await page.close();
+    try {
+      process.kill(-server.pid!);
+    } catch {
+      // Already gone.
+    }
+  }
+});
