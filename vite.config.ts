@@ -71,5 +71,7 @@ export default defineConfig(({ mode }) => ({
     include: ["src/**/*.test.{ts,tsx}", "workers/**/*.test.ts", "vite/**/*.test.ts", "e2e/fake-anthropic/**/*.test.ts", "scripts/**/*.test.ts"],
     environment: "node",
     testTimeout: 30_000,
+    // A test.only left in would silently skip the rest.
+    allowOnly: false,
   },
 }));

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // `npm run bench`: Kiln's runtime against the baselines it names, measured in one run in
-// headless Chromium. Prints a table and writes bench/results.json. Each figure is a median.
+// headless Chromium, and (start-up, round trip, interrupt, recovery) in Firefox ESR too, each
+// against a bare loadPyodide in the same engine. Prints a table per engine and writes
+// bench/results.json. Each figure is a median.
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "@playwright/test";
+import puppeteer from "puppeteer-core";
 import { preview } from "vite";
 
 const PORT = 4191;
@@ -32,14 +35,25 @@ const py = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)} });
 postMessage({ loadedMs: performance.now() - started });
 onmessage = async (e) => { const value = await py.runPythonAsync(e.data); postMessage({ value: String(value) }); };`;
 
+/** Playwright's Chromium or puppeteer's Firefox: a fresh context's page, and how to close it. */
+async function openPage(browser) {
+  const context = browser.newContext ? await browser.newContext() : await browser.createBrowserContext();
+  return { page: await context.newPage(), context };
+}
+
 async function pythonReadyMs(page) {
-  await page.getByRole("status").filter({ hasText: "Python ready" }).waitFor({ timeout: 120_000 });
-  return page.evaluate(() => performance.now());
+  const end = Date.now() + 120_000;
+  while (Date.now() < end) {
+    const ready = await page.evaluate(() => document.querySelector("[role=status]")?.textContent?.includes("Python ready"));
+    if (ready) return page.evaluate(() => performance.now());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("Python did not become ready");
 }
 
 async function bareLoadMs(page) {
   return page.evaluate(async (source) => {
-    const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+    const url = `data:text/javascript,${encodeURIComponent(source)}`;
     const created = performance.now();
     const worker = new Worker(url, { type: "module" });
     await new Promise((resolve) => (worker.onmessage = resolve));
@@ -52,17 +66,15 @@ async function bareLoadMs(page) {
 async function startup(browser) {
   const kilnCold = [], kilnWarm = [], floorCold = [], floorWarm = [];
   for (let i = 0; i < TRIALS; i++) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { page, context } = await openPage(browser);
     await page.goto(`${ORIGIN}/#/playground`);
     kilnCold.push(await pythonReadyMs(page));
-    await page.waitForTimeout(3000); // let the spare finish loading before reloading
+    await new Promise((resolve) => setTimeout(resolve, 3000)); // let the spare finish loading before reloading
     await page.reload();
     kilnWarm.push(await pythonReadyMs(page));
     await context.close();
 
-    const floorContext = await browser.newContext();
-    const floorPage = await floorContext.newPage();
+    const { page: floorPage, context: floorContext } = await openPage(browser);
     await floorPage.goto(`${ORIGIN}/harness.html`);
     const navigation = await floorPage.evaluate(() => performance.now());
     floorCold.push(navigation + (await bareLoadMs(floorPage)));
@@ -75,8 +87,7 @@ async function startup(browser) {
 }
 
 async function harnessPage(browser) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
+  const { page, context } = await openPage(browser);
   await page.goto(`${ORIGIN}/harness.html`);
   await page.evaluate(async () => {
     window.session = new window.kiln.PythonSession({ ...window.kiln.defaultConfig, timeoutMs: 0 });
@@ -148,7 +159,7 @@ async function recovery(page) {
     baseline.push(
       await page.evaluate(
         async ({ source, deadline }) => {
-          const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+          const url = `data:text/javascript,${encodeURIComponent(source)}`;
           const message = (worker) => new Promise((resolve) => (worker.onmessage = (e) => resolve(e.data)));
           let worker = new Worker(url, { type: "module" });
           await message(worker);
@@ -248,10 +259,9 @@ async function upload(browser) {
   return { ms: median(durations), floorMs: median(floors), longestTaskMs: Math.max(...longest) };
 }
 
-const server = await preview({ preview: { port: PORT, strictPort: true }, logLevel: "warn" });
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ARGS });
-try {
-  const results = { date: new Date().toISOString(), trials: TRIALS };
+/** Start-up, round trip, interrupt and recovery in one engine. */
+async function runtimeFigures(browser) {
+  const results = {};
   if (wanted("startup")) results.startup = await startup(browser);
   if (wanted("roundTrip") || wanted("interrupt") || wanted("recovery")) {
     const { page, context } = await harnessPage(browser);
@@ -265,12 +275,12 @@ try {
     if (wanted("recovery")) results.recovery = await recovery(page);
     await context.close();
   }
-  if (wanted("flood")) results.flood = await flood(browser);
-  if (wanted("upload")) results.upload = await upload(browser);
+  return results;
+}
 
-  const r = results;
-  const f = (ms) => `${ms < 10 ? ms.toFixed(2) : Math.round(ms)} ms`;
-  const rows = [
+const f = (ms) => `${ms < 10 ? ms.toFixed(2) : Math.round(ms)} ms`;
+function runtimeRows(r) {
+  return [
     ...(r.startup
       ? [
           ["Python ready, cold load", f(r.startup.kilnCold), `bare loadPyodide: ${f(r.startup.floorCold)}`, `${(r.startup.kilnCold / r.startup.floorCold).toFixed(2)}× the floor`],
@@ -292,16 +302,47 @@ try {
     ...(r.recovery
       ? [["recovery after deadline", f(r.recovery.kiln), `terminate + reload: ${f(r.recovery.baseline)}`, `${(r.recovery.baseline / r.recovery.kiln).toFixed(1)}× faster (target ≥ 10×)`]]
       : []),
+  ];
+}
+
+function printTable(title, rows) {
+  if (!rows.length) return;
+  console.log(`\n${title}`);
+  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((row) => row[c].length)));
+  for (const row of rows) console.log(row.map((cell, c) => cell.padEnd(widths[c])).join("  "));
+}
+
+const server = await preview({ preview: { port: PORT, strictPort: true }, logLevel: "warn" });
+const results = { date: new Date().toISOString(), trials: TRIALS };
+try {
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ARGS });
+  try {
+    results.chromium = await runtimeFigures(browser);
+    if (wanted("flood")) results.chromium.flood = await flood(browser);
+    if (wanted("upload")) results.chromium.upload = await upload(browser);
+  } finally {
+    await browser.close();
+  }
+  const r = results.chromium;
+  printTable("Chromium", [
+    ...runtimeRows(r),
     ...(r.upload
       ? [["upload 200 MB, saved and in Python", f(r.upload.ms), `read into memory only: ${f(r.upload.floorMs)}; longest main-thread task: ${r.upload.longestTaskMs ? f(r.upload.longestTaskMs) : "none over 50 ms"}`, "target: no task > 100 ms"]]
       : []),
     ...(r.flood ? [["flood of 10^6 prints", f(r.flood.ms), `longest main-thread task: ${r.flood.longestTaskMs ? f(r.flood.longestTaskMs) : "none over 50 ms"}`, "target < 100 ms"]] : []),
-  ];
-  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((row) => row[c].length)));
-  for (const row of rows) console.log(row.map((cell, c) => cell.padEnd(widths[c])).join("  "));
+  ]);
+
+  if (process.env.BENCH_FIREFOX !== "0") {
+    const firefox = await puppeteer.launch({ browser: "firefox", executablePath: process.env.FIREFOX_PATH ?? "/usr/bin/firefox-esr", headless: true });
+    try {
+      results.firefox = await runtimeFigures(firefox);
+    } finally {
+      await firefox.close();
+    }
+    printTable("Firefox ESR", runtimeRows(results.firefox));
+  }
   writeFileSync("bench/results.json", `${JSON.stringify(results, null, 2)}\n`);
   console.log("\nWrote bench/results.json");
 } finally {
-  await browser.close();
   await server.close();
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: type-check, lint, unit tests, build, browser tests; then one closing line
-// "N passed, N failed" counting every unit and browser test.
+// "N passed, N failed, N skipped" counting every unit and browser test.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 
@@ -31,19 +31,22 @@ for (const [name, command, args] of steps) {
 
 let passed = 0;
 let failed = 0;
+let skipped = 0;
 if (existsSync(`${results}/unit.json`)) {
   const unit = JSON.parse(readFileSync(`${results}/unit.json`, "utf8"));
   passed += unit.numPassedTests;
   failed += unit.numFailedTests;
+  skipped += unit.numPendingTests + unit.numTodoTests;
 }
 if (existsSync(`${results}/e2e.json`)) {
   const e2e = JSON.parse(readFileSync(`${results}/e2e.json`, "utf8"));
   passed += e2e.stats.expected;
   failed += e2e.stats.unexpected + e2e.stats.flaky;
+  skipped += e2e.stats.skipped;
 }
 if (failedStep && failed === 0) {
   console.log(`\n${failedStep} failed.`);
   failed = 1;
 }
-console.log(`\n${passed} passed, ${failed} failed`);
+console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed || failedStep ? 1 : 0);
