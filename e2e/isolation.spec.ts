@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { openPlayground, output, run } from "./support/playground";
 
 test("the page is cross-origin isolated and Pyodide comes from Kiln's own origin", async ({ page }) => {

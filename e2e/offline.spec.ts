@@ -1,4 +1,5 @@
-import { expect, test, type BrowserContext, type Page, type Route } from "@playwright/test";
+import { type BrowserContext, type Page, type Route } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { openChat, requests, uniqueKey } from "./support/chat";
 import { useTestPackages } from "./support/fixtures";
 import { openPlayground, output, run } from "./support/playground";

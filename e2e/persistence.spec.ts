@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { editor, openPlayground, output, run } from "./support/playground";
 
 test("the Playground's code and output survive a reload", async ({ page }) => {

@@ -1,4 +1,5 @@
-import { expect, test, type Page } from "@playwright/test";
+import { type Page } from "@playwright/test";
+import { expect, test } from "./support/test";
 import type { Reply } from "./fake-anthropic/server";
 import { apiBase, answered, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground, output, run } from "./support/playground";

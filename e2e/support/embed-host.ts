@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { test as base, expect, type Frame, type FrameLocator, type Page } from "@playwright/test";
+import { test as playwrightTest, type Frame, type FrameLocator, type Page } from "@playwright/test";
+import { test as base, expect } from "./test";
 
 /** Where the widget is served: Playwright's baseURL, whose port playwright.config.ts (loaded first) picks. */
 export const KILN_ORIGIN = `http://localhost:${previewPort()}`;
@@ -45,27 +46,29 @@ ${frames
  * port, one per test worker), sent with no isolation headers at all: like a course site or
  * a blog that embeds the widget.
  */
-export const test = base.extend<object, { hostOrigin: string }>({
-  hostOrigin: [
-    // Playwright reads a fixture's dependencies from its first parameter: here, none.
-    // eslint-disable-next-line no-empty-pattern
-    async ({}, use) => {
-      const server = createServer((req, res) => {
-        const url = new URL(req.url ?? "/", "http://127.0.0.1");
-        if (url.pathname !== "/") {
-          res.writeHead(404).end();
-          return;
-        }
-        res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-        res.end(HOST_PAGE(url.searchParams.getAll("frame")));
-      });
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-      await new Promise((resolve) => server.close(resolve));
-    },
-    { scope: "worker" },
-  ],
-});
+async function serveHostPages(use: (origin: string) => Promise<void>): Promise<void> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (url.pathname !== "/") {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+    res.end(HOST_PAGE(url.searchParams.getAll("frame")));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  await new Promise((resolve) => server.close(resolve));
+}
+
+/** With `hostOrigin`, failing on uncaught page errors (support/test.ts). */
+// Playwright reads a fixture's dependencies from its first parameter: here, none.
+// eslint-disable-next-line no-empty-pattern
+export const test = base.extend<object, { hostOrigin: string }>({ hostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }] });
+
+/** With `hostOrigin` only, for suites that drive other engines than Playwright's (e2e/engines). */
+// eslint-disable-next-line no-empty-pattern
+export const hostTest = playwrightTest.extend<object, { hostOrigin: string }>({ hostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }] });
 
 export { expect };
 

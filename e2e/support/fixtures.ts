@@ -1,4 +1,5 @@
-import { test as base, expect, type Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
+import { test as base, expect } from "./test";
 import { PACKAGE_BASE, TEST_LOCK_FILE } from "./package-fixtures";
 import { openPlayground } from "./playground";
 import { saveSettings } from "./settings";
