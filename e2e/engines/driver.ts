@@ -21,7 +21,30 @@ export interface EnginePage {
   eval<T = unknown>(expression: string): Promise<T>;
   /** Focus the element `selector` matches, select all it holds (Ctrl+A), and type `text` over it. */
   typeOver(selector: string, text: string): Promise<void>;
+  /** Uncaught errors so far: the driver's reports and the page's own recorder. */
+  errors(): Promise<string[]>;
   close(): Promise<void>;
+}
+
+type Evaluate = <T>(expression: string) => Promise<T>;
+
+/** The parts every engine shares: the page's error recorder after each navigation, and errors(). */
+function enginePage(
+  engine: EngineName,
+  parts: Pick<EnginePage, "typeOver" | "close"> & { navigate(url: string): Promise<unknown>; evaluate: Evaluate; driverErrors?: string[] },
+): EnginePage {
+  const { navigate, evaluate, driverErrors = [], typeOver, close } = parts;
+  return {
+    engine,
+    async goto(url) {
+      await navigate(url);
+      await evaluate(ERROR_RECORDER);
+    },
+    eval: evaluate,
+    typeOver,
+    errors: async () => [...driverErrors, ...(await evaluate<string[]>("window.__kilnErrors || []"))],
+    close,
+  };
 }
 
 /** Starts an engine once per test worker and opens fresh pages (fresh profiles) on it. */
@@ -57,23 +80,17 @@ async function chromiumEngine(): Promise<Engine> {
       const page: PwPage = await context.newPage();
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
-      return {
-        engine: "chromium",
-        async goto(url) {
-          await page.goto(url);
-          await page.evaluate(ERROR_RECORDER);
-        },
-        eval: async <T>(expression: string) => {
-          if (expression === "__kilnDriverErrors") return errors as T;
-          return (await page.evaluate(expression)) as T;
-        },
+      return enginePage("chromium", {
+        navigate: (url) => page.goto(url),
+        evaluate: async <T>(expression: string) => (await page.evaluate(expression)) as T,
+        driverErrors: errors,
         async typeOver(selector, text) {
           await page.locator(selector).first().focus();
           await page.keyboard.press("Control+A");
           await page.keyboard.type(text);
         },
         close: () => context.close(),
-      };
+      });
     },
     stop: () => browser.close(),
   };
@@ -95,16 +112,10 @@ async function firefoxEngine(): Promise<Engine> {
         if (message === "uncaught exception: undefined") return;
         errors.push(`pageerror: ${message}`);
       });
-      return {
-        engine: "firefox",
-        async goto(url) {
-          await page.goto(url);
-          await page.evaluate(ERROR_RECORDER);
-        },
-        eval: async <T>(expression: string) => {
-          if (expression === "__kilnDriverErrors") return errors as T;
-          return (await page.evaluate(expression)) as T;
-        },
+      return enginePage("firefox", {
+        navigate: (url) => page.goto(url),
+        evaluate: async <T>(expression: string) => (await page.evaluate(expression)) as T,
+        driverErrors: errors,
         async typeOver(selector, text) {
           await page.focus(selector);
           await page.keyboard.down("Control");
@@ -113,7 +124,7 @@ async function firefoxEngine(): Promise<Engine> {
           await page.keyboard.type(text);
         },
         close: () => context.close(),
-      };
+      });
     },
     stop: () => browser.close(),
   };
@@ -149,20 +160,17 @@ async function webkitEngine(): Promise<Engine> {
         if (outcome.error !== undefined) throw new Error(outcome.error);
         return outcome.value as T;
       };
-      return {
-        engine: "webkit",
-        async goto(url) {
-          await session.get(url);
-          await run(ERROR_RECORDER);
-        },
-        eval: async <T>(expression: string) => (expression === "__kilnDriverErrors" ? ([] as T) : run<T>(expression)),
+      // Classic WebDriver has no error events: the page's recorder is all there is.
+      return enginePage("webkit", {
+        navigate: (url) => session.get(url),
+        evaluate: run,
         async typeOver(selector, text) {
           // WebKitWebDriver's element "send keys" does not reach a contenteditable editor; key actions do.
           await session.findElement(By.css(selector)).click();
           await session.actions().keyDown(Key.CONTROL).sendKeys("a").keyUp(Key.CONTROL).sendKeys(text).perform();
         },
         close: () => session.quit(),
-      };
+      });
     },
     async stop() {
       for (const child of processes.reverse()) child.kill();

@@ -25,7 +25,7 @@ const test = hostTest.extend<{ page2: EnginePage }, { engineName: EngineName; en
     const page = await engine.newPage();
     await use(page);
     // No uncaught error in the page, in any engine.
-    const errors = [...(await page.eval<string[]>("__kilnDriverErrors")), ...(await page.eval<string[]>("window.__kilnErrors || []"))];
+    const errors = await page.errors();
     await page.close();
     expect(errors).toEqual([]);
   },

@@ -1,4 +1,4 @@
-import DOMPurify, { type Config, type DOMPurify as Purifier } from "dompurify";
+import type { Config } from "dompurify";
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
 import javascript from "highlight.js/lib/languages/javascript";
@@ -8,6 +8,7 @@ import sql from "highlight.js/lib/languages/sql";
 import { Marked } from "marked";
 import { markedHighlight } from "marked-highlight";
 import { useMemo } from "react";
+import { hookedSanitizer } from "./sanitizer";
 
 for (const [name, language] of Object.entries({ bash, javascript, json, python, sql })) {
   hljs.registerLanguage(name, language);
@@ -115,16 +116,7 @@ function afterSanitizeAttributes(node: Element): void {
   }
 }
 
-let purifier: Purifier | undefined;
-
-function markdownPurifier(): Purifier {
-  if (!purifier) {
-    // An instance of its own: these hooks must not apply to other sanitizing.
-    purifier = DOMPurify(window);
-    purifier.addHook("afterSanitizeAttributes", afterSanitizeAttributes);
-  }
-  return purifier;
-}
+const sanitizeMarkdownHtml = hookedSanitizer(MARKDOWN_CONFIG, afterSanitizeAttributes);
 
 /**
  * Markdown rendered with marked (code highlighted), then sanitized strictly: no scripts,
@@ -132,10 +124,7 @@ function markdownPurifier(): Purifier {
  * becomes a link to it); links only http(s) and mailto, opened in a new tab without referrer.
  */
 export function renderMarkdown(source: string): string {
-  const html = marked.parse(source, { async: false });
-  const sanitizer = markdownPurifier();
-  if (!sanitizer.isSupported) return "";
-  return sanitizer.sanitize(html, MARKDOWN_CONFIG);
+  return sanitizeMarkdownHtml(marked.parse(source, { async: false }));
 }
 
 export function Markdown({ source }: { source: string }) {

@@ -1,6 +1,7 @@
-import DOMPurify, { type Config, type DOMPurify as Purifier } from "dompurify";
+import type { Config } from "dompurify";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { FRAME_CONTENT_SECURITY_POLICY, FRAME_RESIZE_SCRIPT } from "./frame-policy";
+import { hookedSanitizer } from "./sanitizer";
 
 /**
  * HTML output keeps its looks (pandas' tables come with `<style>` elements, `style` and `id`
@@ -40,23 +41,8 @@ function afterSanitizeAttributes(node: Element): void {
   }
 }
 
-let purifier: Purifier | undefined;
-
-function htmlPurifier(): Purifier {
-  if (!purifier) {
-    // An instance of its own: these hooks must not apply to other sanitizing.
-    purifier = DOMPurify(window);
-    purifier.addHook("afterSanitizeAttributes", afterSanitizeAttributes);
-  }
-  return purifier;
-}
-
 /** HTML from Python without scripts, handlers, forms, frames, meta refreshes or remote loads. */
-export function sanitizeHtmlOutput(html: string): string {
-  const sanitizer = htmlPurifier();
-  if (!sanitizer.isSupported) return "";
-  return sanitizer.sanitize(html, HTML_OUTPUT_CONFIG);
-}
+export const sanitizeHtmlOutput = hookedSanitizer(HTML_OUTPUT_CONFIG, afterSanitizeAttributes);
 
 /**
  * The frame's document: its Content-Security-Policy first (a `<meta>` only applies to what

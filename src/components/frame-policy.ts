@@ -16,11 +16,6 @@ export const FRAME_RESIZE_SCRIPT = `new ResizeObserver(() => parent.postMessage(
 /** The CSP source expression for {@link FRAME_RESIZE_SCRIPT}: `'sha256-<base64 of its SHA-256>'`. */
 export const FRAME_RESIZE_SCRIPT_SHA256 = "'sha256-NKy697tudWRBfoQ8Lhp5D0j3d7LV8FBQur4q/eGCPpc='";
 
-/** {@link FRAME_RESIZE_SCRIPT_SHA256}, for callers that want a function (no hashing at run time). */
-export function frameResizeScriptHash(): string {
-  return FRAME_RESIZE_SCRIPT_SHA256;
-}
-
 /**
  * The frame's own Content-Security-Policy (a `<meta>` at the very start of its document, on top
  * of the app's policy, which a `srcdoc` frame inherits): nothing remote loads and nothing

@@ -27,7 +27,7 @@ const WORKER_RUN_STATUSES = new Set(["ok", "error", "interrupted", "unavailable"
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
 const isString = (value: unknown): value is string => typeof value === "string";
-const isBoolean = (value: unknown): value is boolean => typeof value === "boolean";
+export const isBoolean = (value: unknown): value is boolean => typeof value === "boolean";
 const isFiniteNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 const arrayOf =
@@ -39,7 +39,7 @@ const recordOf =
   (value): value is Record<string, T> =>
     isObject(value) && Object.values(value).every(item);
 const isStringArray = arrayOf(isString);
-const isBytes = (value: unknown): value is Uint8Array => value instanceof Uint8Array;
+export const isBytes = (value: unknown): value is Uint8Array => value instanceof Uint8Array;
 /** Present keys only, checked by their guard; `optional` keys may be missing (not `undefined`-valued). */
 type Check = (value: unknown) => boolean;
 function hasShape(value: unknown, required: Record<string, Check>, optional: Record<string, Check> = {}): boolean {
@@ -98,7 +98,6 @@ export const isImportReport = (value: unknown): value is ImportReport =>
 export const isFileInfo = (value: unknown): value is FileInfo =>
   hasShape(value, { path: isString, size: isCount, mtimeMs: isFiniteNumber });
 export const isFileList: Guard<FileInfo[]> = arrayOf(isFileInfo);
-export { isBytes, isBoolean };
 
 /** The events of a run; anything else is dropped. */
 export function isWorkerEvent(value: unknown): value is WorkerEvent {
@@ -153,5 +152,3 @@ export function isHostStart(value: unknown): value is HostStart {
     fetch: isPort,
   });
 }
-
-
