@@ -182,7 +182,7 @@ test("the Playground says why torch cannot run, and offers Anthropic's sandbox o
 
   const key = uniqueKey("playground");
   await script(key, [execute()]);
-  await saveSettings(page, { "API key": key, "Base URL": apiBase() });
+  await saveSettings(page, { "Anthropic › API key": key, "Anthropic › Base URL": apiBase() });
   await run(page, "import torch\nprint(torch.__version__)");
   await expect(output(page)).toContainText("Press Run on Anthropic");
   expect(await sandboxRequests(key)).toHaveLength(0);

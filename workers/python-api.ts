@@ -37,15 +37,6 @@ export interface RunResult {
   truncatedBytes?: number;
   durationMs: number;
   restored?: RestoreReport;
-  /** Set when the code ran on Anthropic's sandbox instead of in the browser. */
-  sandbox?: SandboxInfo;
-}
-
-export interface SandboxInfo {
-  /** Why it ran there, e.g. "torch is not available in the browser". */
-  reason: string;
-  /** What the person should know: a new sandbox, changed code, files brought back. */
-  notes: string[];
 }
 
 export type StreamName = "stdout" | "stderr";

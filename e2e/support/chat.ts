@@ -37,7 +37,7 @@ export function uniqueKey(name: string): string {
 /** Open Chat with an API key and the stand-in server as Base URL. */
 export async function openChat(page: Page, apiKey: string): Promise<void> {
   await page.goto("/#/chat");
-  await saveSettings(page, { "API key": apiKey, "Base URL": apiBase() });
+  await saveSettings(page, { "Anthropic › API key": apiKey, "Anthropic › Base URL": apiBase() });
 }
 
 export async function sendMessage(page: Page, text: string): Promise<void> {

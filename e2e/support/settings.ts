@@ -1,11 +1,15 @@
 import { expect, type Page } from "@playwright/test";
 
-/** Fill Settings fields (label → value) through the dialog and save. */
+/**
+ * Fill Settings fields (label → value) through the dialog and save. A provider's field is named
+ * with its group: `"Anthropic › API key"`.
+ */
 export async function saveSettings(page: Page, fields: Record<string, string>): Promise<void> {
   await page.getByRole("button", { name: "Settings" }).click();
   const dialog = page.getByRole("dialog", { name: "Settings" });
   for (const [label, value] of Object.entries(fields)) {
-    const field = dialog.getByLabel(label);
+    const [group, name] = label.includes(" › ") ? label.split(" › ") : [undefined, label];
+    const field = (group ? dialog.getByRole("group", { name: group, exact: true }) : dialog).getByLabel(name);
     if ((await field.evaluate((element) => element.tagName)) === "SELECT") await field.selectOption(value);
     else await field.fill(value);
   }

@@ -1,9 +1,10 @@
-import type { RunResult, WorkerEvent } from "../../workers/python-api";
-import { applyEvent, applyResult } from "../runtime/output-model";
-import { streamMessage, ProviderError, type ProviderSettings } from "../providers/anthropic/client";
-import { toApiMessages } from "./history";
+import type { WorkerEvent } from "../../workers/python-api";
+import type { CellRecord, ChatMessage, ContentBlock, TextBlock, ToolCallBlock, Usage } from "../model/conversation";
+import type { RunOutcome } from "../model/output";
+import { RunOwner } from "../runtime/run-owner";
+import { toTurnMessages } from "./history";
+import { ProviderError, type Provider } from "./provider";
 import { codeOf, PYTHON_TOOL_NAME, pythonTool, toolResult } from "./python-tool";
-import type { CellRecord, ChatMessage, TextBlock, ToolUseBlock, Usage } from "./types";
 
 /** Tool rounds one message may take before Kiln stops and says so. */
 export const MAX_TOOL_ROUNDS = 12;
@@ -16,9 +17,11 @@ export interface TurnContext {
   conversationId: string;
   /** Everything so far, ending with the person's message. Grows as the turn goes on. */
   history: ChatMessage[];
-  provider: ProviderSettings;
-  /** Runs a tool call's code: in the browser, or on Anthropic's sandbox when it must. */
-  runCode: (code: string, onEvent: (event: WorkerEvent) => void) => Promise<RunResult>;
+  provider: Provider;
+  model: string;
+  maxTokens: number;
+  /** Runs a tool call's code: in the browser, or on the provider's sandbox when it must. */
+  runCode: (code: string, signal: AbortSignal, onEvent: (event: WorkerEvent) => void) => Promise<RunOutcome>;
   pythonVersion: string;
   /** Whether this conversation's Python may use the network. */
   pythonNetwork: boolean;
@@ -34,9 +37,13 @@ export interface TurnContext {
 
 const newId = () => crypto.randomUUID();
 
-/** Claude answers, running its Python calls in the session, until it ends its turn. */
+/** Python written in an answer's text, as a fenced block. */
+const FENCED_PYTHON = /```(?:python|py)\s*\n/i;
+
+/** The model answers, its Python calls running in the session, until it ends its turn. */
 export async function runTurn(ctx: TurnContext): Promise<void> {
-  const tools = [pythonTool(ctx.pythonVersion, ctx.pythonNetwork)];
+  const tools = [pythonTool(ctx.pythonVersion, ctx.pythonNetwork, ctx.provider.sandbox)];
+  const author = { provider: ctx.provider.id, model: ctx.model };
   for (let round = 0; ; round++) {
     const assistant: ChatMessage = {
       id: newId(),
@@ -45,22 +52,25 @@ export async function runTurn(ctx: TurnContext): Promise<void> {
       role: "assistant",
       content: [],
       status: "streaming",
+      author,
       createdAt: Date.now(),
     };
     if (round >= MAX_TOOL_ROUNDS) {
       assistant.status = "error";
-      assistant.error = `Stopped after ${MAX_TOOL_ROUNDS} rounds of Python in one answer. Send a message to let Claude continue.`;
+      assistant.error = `Stopped after ${MAX_TOOL_ROUNDS} rounds of Python in one answer. Send a message to let the model continue.`;
       ctx.update(assistant, true);
       return;
     }
     ctx.update(assistant, false);
-    const blocks: (TextBlock | ToolUseBlock)[] = [];
+    const blocks: (TextBlock | ToolCallBlock)[] = [];
     let reply;
     try {
-      reply = await streamMessage(ctx.provider, {
+      reply = await ctx.provider.streamTurn({
+        model: ctx.model,
         system: SYSTEM_PROMPT,
-        messages: toApiMessages(ctx.history),
+        messages: toTurnMessages(ctx.history, ctx.provider.id),
         tools,
+        maxTokens: ctx.maxTokens,
         signal: ctx.signal,
         onEvent: (event) => {
           if (event.type === "retry") {
@@ -87,51 +97,80 @@ export async function runTurn(ctx: TurnContext): Promise<void> {
       return;
     }
     ctx.onRetry("");
+    const calls = reply.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
     assistant.content = reply.content;
     assistant.status = "done";
     assistant.usage = reply.usage;
+    if (!calls.length && reply.content.some((b) => b.type === "text" && FENCED_PYTHON.test(b.text))) {
+      assistant.notice =
+        "The model wrote Python in its answer instead of calling the python tool, so nothing ran. Ask it to run the " +
+        "code, or choose a model that supports tool calling.";
+    }
     ctx.onUsage(reply.usage);
     ctx.update(assistant, true);
     ctx.history.push(assistant);
-    if (reply.stopReason === "pause_turn") continue;
-    if (reply.stopReason !== "tool_use") return;
-    await runToolCalls(ctx, reply.content.filter((b): b is ToolUseBlock => b.type === "tool_use"));
+    if (reply.finish === "continue") continue;
+    if (reply.finish !== "tool_calls" && !calls.length) return;
+    await runToolCalls(ctx, calls);
     if (ctx.signal.aborted) return;
   }
 }
 
-async function runToolCalls(ctx: TurnContext, calls: ToolUseBlock[]): Promise<void> {
+/** Why a tool call cannot run, or undefined when it can. */
+function refusal(call: ToolCallBlock, signal: AbortSignal): string | undefined {
+  if (signal.aborted) return "Not run: the person pressed Stop.";
+  if (call.name !== PYTHON_TOOL_NAME) return `Not run: there is no tool named ${call.name}; the only tool is ${PYTHON_TOOL_NAME}.`;
+  if (call.invalidInput !== undefined) {
+    const shown = call.invalidInput.length > 200 ? `${call.invalidInput.slice(0, 200)}…` : call.invalidInput;
+    return `Not run: the model's arguments for the ${PYTHON_TOOL_NAME} tool were not valid JSON: ${shown}`;
+  }
+  if (codeOf(call.input) === undefined) return `Not run: the ${PYTHON_TOOL_NAME} tool needs a string argument "code".`;
+  return undefined;
+}
+
+async function runToolCalls(ctx: TurnContext, calls: ToolCallBlock[]): Promise<void> {
+  const cells: CellRecord[] = [];
+  const content: ContentBlock[] = [];
   const results: ChatMessage = {
     id: newId(),
     conversationId: ctx.conversationId,
     seq: ctx.nextSeq(),
     role: "user",
-    content: [],
-    cells: [],
+    content,
+    cells,
     createdAt: Date.now(),
   };
-  const show = (final: boolean) => ctx.update({ ...results, cells: results.cells!.map((c) => ({ ...c })) }, final);
+  const show = (final: boolean) => ctx.update({ ...results, cells: cells.map((c) => ({ ...c })) }, final);
   for (const call of calls) {
-    const code = codeOf(call.input);
-    const cell: CellRecord = { toolUseId: call.id, code: code ?? "", outputs: [], status: "running" };
-    results.cells!.push(cell);
-    if (call.name !== PYTHON_TOOL_NAME || code === undefined || ctx.signal.aborted) {
-      const why = ctx.signal.aborted ? "Not run: the person pressed Stop." : `Unknown tool or input: ${call.name}`;
+    const code = codeOf(call.input) ?? "";
+    const cell: CellRecord = { toolUseId: call.id, code, outputs: [], status: "running" };
+    cells.push(cell);
+    const why = refusal(call, ctx.signal);
+    if (why) {
       cell.status = "error";
       cell.outputs = [{ kind: "notice", tone: "warning", text: why }];
-      results.content.push({ type: "tool_result", tool_use_id: call.id, content: [{ type: "text", text: why }], is_error: true });
+      content.push({ type: "tool_result", callId: call.id, content: [{ type: "text", text: why }], isError: true });
       continue;
     }
     show(false);
-    const result = await ctx.runCode(code, (event) => {
-      cell.outputs = applyEvent(cell.outputs, event);
+    const owner = new RunOwner();
+    const unsubscribe = owner.subscribe(() => {
+      cell.outputs = owner.current.outputs;
       show(false);
     });
-    cell.outputs = applyResult(cell.outputs, result);
-    cell.status = result.status;
-    cell.durationMs = result.durationMs;
-    if (result.sandbox) cell.sandbox = result.sandbox;
-    results.content.push(toolResult(call.id, cell.outputs, result));
+    const stop = () => owner.stop();
+    ctx.signal.addEventListener("abort", stop);
+    try {
+      const finished = await owner.run((signal, onEvent) => ctx.runCode(code, signal, onEvent));
+      cell.outputs = finished.outputs;
+      cell.status = finished.outcome.status;
+      cell.durationMs = finished.outcome.durationMs;
+      if (finished.outcome.ranOn) cell.ranOn = finished.outcome.ranOn;
+      content.push(toolResult(call.id, finished));
+    } finally {
+      ctx.signal.removeEventListener("abort", stop);
+      unsubscribe();
+    }
   }
   show(true);
   ctx.history.push(results);

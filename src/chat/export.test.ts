@@ -1,13 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS, type Settings } from "../storage/settings";
 import { toMarkdown, toNotebook } from "./export";
-import type { ChatMessage, Conversation } from "./types";
+import type { ChatMessage, Conversation } from "../model/conversation";
 
 const KEY = "sk-ant-api03-Secret_Key-1234567890";
 
 describe("export", () => {
   it("an export of a conversation made with a saved key contains no key", () => {
-    const saved: Settings = { ...DEFAULT_SETTINGS, apiKey: KEY };
     const conversation: Conversation = { id: "c1", title: "Sums", createdAt: 1, updatedAt: 2, usage: { inputTokens: 3, outputTokens: 4 } };
     const base = { conversationId: conversation.id, createdAt: 1 };
     const messages: ChatMessage[] = [
@@ -20,7 +18,7 @@ describe("export", () => {
         status: "done",
         content: [
           { type: "text", text: "Running it." },
-          { type: "tool_use", id: "t1", name: "python", input: { code: "print(1 + 2)" } },
+          { type: "tool_call", id: "t1", name: "python", input: { code: "print(1 + 2)" } },
         ],
         usage: { inputTokens: 3, outputTokens: 4 },
       },
@@ -29,16 +27,16 @@ describe("export", () => {
         id: "m3",
         seq: 2,
         role: "user",
-        content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "3\n" }] }],
+        content: [{ type: "tool_result", callId: "t1", content: [{ type: "text", text: "3\n" }] }],
         cells: [{ toolUseId: "t1", code: "print(1 + 2)", outputs: [{ kind: "stream", name: "stdout", text: "3\n" }], status: "ok" }],
       },
       // An error stored by an older version, before provider errors were redacted.
-      { ...base, id: "m4", seq: 3, role: "assistant", status: "error", content: [], error: `The API failed (500): key ${saved.apiKey}` },
+      { ...base, id: "m4", seq: 3, role: "assistant", status: "error", content: [], error: `The API failed (500): key ${KEY}` },
     ];
     const markdown = toMarkdown(conversation, messages);
     const notebook = toNotebook(messages);
     expect(markdown).toContain("3");
     expect(JSON.parse(notebook).cells).toHaveLength(3);
-    for (const text of [markdown, notebook]) expect(text).not.toContain(saved.apiKey);
+    for (const text of [markdown, notebook]) expect(text).not.toContain(KEY);
   });
 });

@@ -1,5 +1,5 @@
 import type { MimeBundle } from "../../workers/python-api";
-import type { CellRecord, ChatMessage, Conversation } from "./types";
+import type { CellRecord, ChatMessage, Conversation } from "../model/conversation";
 
 const cellsById = (messages: readonly ChatMessage[]) =>
   new Map(messages.flatMap((m) => m.cells ?? []).map((cell) => [cell.toolUseId, cell]));
@@ -16,7 +16,7 @@ function outputText(cell: CellRecord): string {
     .join("");
 }
 
-/** The conversation as Markdown: the person's messages, Claude's answers, each cell's code and output. */
+/** The conversation as Markdown: the person's messages, the model's answers, each cell's code and output. */
 export function toMarkdown(conversation: Conversation, messages: readonly ChatMessage[]): string {
   const cells = cellsById(messages);
   const parts = [`# ${conversation.title}`];
@@ -24,7 +24,7 @@ export function toMarkdown(conversation: Conversation, messages: readonly ChatMe
     for (const block of message.content) {
       if (block.type === "text" && message.role === "user") parts.push(`**You:** ${block.text}`);
       else if (block.type === "text") parts.push(block.text);
-      else if (block.type === "tool_use") {
+      else if (block.type === "tool_call") {
         const cell = cells.get(block.id);
         parts.push("```python\n" + (cell?.code ?? "") + "\n```");
         const output = cell ? outputText(cell).trimEnd() : "";
@@ -72,7 +72,7 @@ export function toNotebook(messages: readonly ChatMessage[], pythonVersion = "3"
       if (block.type === "text" && block.text.trim()) {
         const text = message.role === "user" ? `**You:** ${block.text}` : block.text;
         notebookCells.push({ cell_type: "markdown", metadata: {}, source: lines(text) });
-      } else if (block.type === "tool_use") {
+      } else if (block.type === "tool_call") {
         const cell = cells.get(block.id);
         if (!cell) continue;
         count++;

@@ -1,15 +1,16 @@
-import type { RunResult } from "../../workers/python-api";
+import type { WorkerEvent } from "../../workers/python-api";
 import { WORKING_DIRECTORY } from "../../workers/file-paths";
-import type { OutputItem } from "../runtime/output-model";
-import { statusLine } from "../runtime/output-model";
-import type { ToolSpec } from "../providers/anthropic/client";
-import type { ImageBlock, TextBlock, ToolResultBlock } from "./types";
+import type { ImageBlock, TextBlock, ToolResultBlock } from "../model/conversation";
+import type { RunOutcome } from "../model/output";
+import { formatBytes, statusLine } from "../runtime/output-model";
+import type { ToolSpec } from "./provider";
 
 export const PYTHON_TOOL_NAME = "python";
 /** Text sent back to the model per tool call; the rest is cut with a notice. */
 export const TOOL_RESULT_TEXT_LIMIT = 20_000;
 
-export function pythonTool(pythonVersion: string, network: boolean): ToolSpec {
+/** The `python` tool; `sandbox` names where code the browser cannot run goes, if anywhere. */
+export function pythonTool(pythonVersion: string, network: boolean, sandbox?: { label: string; stateless?: boolean }): ToolSpec {
   return {
     name: PYTHON_TOOL_NAME,
     description: [
@@ -23,10 +24,16 @@ export function pythonTool(pythonVersion: string, network: boolean): ToolSpec {
       network
         ? "The person allowed network access for this conversation: fetch works for URLs that send CORS headers."
         : "There is no network access: the browser blocks every connection from Python (the person can allow it for this conversation). Package imports still work.",
-      "Code that imports a library the browser cannot load (such as torch) runs on Anthropic's code execution sandbox instead; the result says so.",
-      "The sandbox keeps its own variables and files between such runs, separate from the browser's: pass data between them through files.",
+      ...(sandbox
+        ? [
+            `Code that imports a library the browser cannot load (such as torch) runs on ${sandbox.label} instead; the result says so.`,
+            sandbox.stateless
+              ? "Nothing persists there between runs, and its variables are not the browser's."
+              : "The sandbox keeps its own variables and files between such runs, separate from the browser's: pass data between them through files.",
+          ]
+        : ["Only the standard library and Pyodide's packages can be imported: a library outside them cannot run here."]),
     ].join(" "),
-    input_schema: {
+    parameters: {
       type: "object",
       properties: { code: { type: "string", description: "The Python code to run." } },
       required: ["code"],
@@ -40,51 +47,57 @@ export function codeOf(input: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-/** A run's outputs as a tool result: text for everything, images as image blocks. */
-export function toolResult(toolUseId: string, outputs: readonly OutputItem[], result: RunResult): ToolResultBlock {
+/** A run as a tool result, from its events and outcome: text for everything, images as image blocks. */
+export function toolResult(callId: string, run: { outcome: RunOutcome; events: readonly WorkerEvent[] }): ToolResultBlock {
+  const { outcome } = run;
   const parts: string[] = [];
   const images: ImageBlock[] = [];
   let stdout = "";
   let stderr = "";
-  for (const item of outputs) {
-    if (item.kind === "stream") {
-      if (item.name === "stdout") stdout += item.text;
-      else stderr += item.text;
-    } else if (item.kind === "display" || item.kind === "value") {
-      const data = item.data;
-      const image = data["image/png"] ? "image/png" : data["image/jpeg"] ? "image/jpeg" : undefined;
-      if (image && !isSendableImage(image, data[image])) {
-        parts.push(`[${item.kind === "value" ? "result" : "display"}: an image that is not a valid ${image} under 5 MB was left out]`);
-      } else if (image) {
-        images.push({ type: "image", source: { type: "base64", media_type: image, data: data[image] } });
-        parts.push(`[${item.kind === "value" ? "result" : "display"}: image ${images.length} attached]`);
-      } else {
-        const label = item.kind === "value" ? "result" : "display";
-        parts.push(`${label}: ${data["text/markdown"] ?? data["text/plain"] ?? Object.keys(data).join(", ")}`);
-      }
-    } else if (item.kind === "notice" && item.tone !== "sandbox") {
-      parts.push(`[${item.text}]`);
+  const addBundle = (label: "result" | "display", data: Record<string, string>) => {
+    const image = data["image/png"] ? "image/png" : data["image/jpeg"] ? "image/jpeg" : undefined;
+    if (image && !isSendableImage(image, data[image])) {
+      parts.push(`[${label}: an image that is not a valid ${image} under 5 MB was left out]`);
+    } else if (image) {
+      images.push({ type: "image", mediaType: image, data: data[image] });
+      parts.push(`[${label}: image ${images.length} attached]`);
+    } else {
+      parts.push(`${label}: ${data["text/markdown"] ?? data["text/plain"] ?? Object.keys(data).join(", ")}`);
+    }
+  };
+  for (const event of run.events) {
+    if (event.type === "stream") {
+      if (event.name === "stdout") stdout += event.text;
+      else stderr += event.text;
+    } else if (event.type === "display") {
+      addBundle("display", event.data);
+    } else if (event.type === "truncated") {
+      parts.push(`[Output truncated: this run printed more than ${formatBytes(event.limitBytes)}; the rest is not shown.]`);
     }
   }
-  const sections = [`status: ${result.status} (${Math.round(result.durationMs)} ms)`];
-  if (result.sandbox) {
+  if (outcome.value) addBundle("result", outcome.value);
+  for (const note of outcome.ranOn?.notes ?? []) parts.push(`[${note}]`);
+  const sections = [`status: ${outcome.status} (${Math.round(outcome.durationMs)} ms)`];
+  if (outcome.ranOn) {
     sections.push(
-      `[Ran on Anthropic's sandbox, not in the browser: ${result.sandbox.reason}. ` +
-        "Variables set there exist only in the sandbox, not in the browser interpreter.]",
+      `[Ran on ${outcome.ranOn.label}, not in the browser: ${outcome.ranOn.reason}. ` +
+        (outcome.ranOn.stateless
+          ? "Nothing persists there between runs: variables set there are gone, and they never exist in the browser interpreter.]"
+          : "Variables set there exist only in the sandbox, not in the browser interpreter.]"),
     );
   }
   if (stdout) sections.push(`stdout:\n${stdout}`);
   if (stderr) sections.push(`stderr:\n${stderr}`);
   sections.push(...parts);
-  if (result.error) sections.push(`error:\n${result.error.traceback || `${result.error.ename}: ${result.error.evalue}`}`);
-  const line = statusLine(result);
-  if (line && result.status !== "ok") sections.push(line);
+  if (outcome.error) sections.push(`error:\n${outcome.error.traceback || `${outcome.error.ename}: ${outcome.error.evalue}`}`);
+  const line = statusLine(outcome);
+  if (line && outcome.status !== "ok") sections.push(line);
   let text = sections.join("\n");
   if (text.length > TOOL_RESULT_TEXT_LIMIT) {
     text = `${text.slice(0, TOOL_RESULT_TEXT_LIMIT)}\n[output cut: ${text.length - TOOL_RESULT_TEXT_LIMIT} more characters not shown]`;
   }
   const content: (TextBlock | ImageBlock)[] = [{ type: "text", text }, ...images];
-  return { type: "tool_result", tool_use_id: toolUseId, content, ...(result.status === "ok" ? {} : { is_error: true }) };
+  return { type: "tool_result", callId, content, ...(outcome.status === "ok" ? {} : { isError: true }) };
 }
 
 /** Whether base64 `data` is a real PNG or JPEG the API accepts (at most 5 MB). */

@@ -131,3 +131,15 @@ export function Markdown({ source }: { source: string }) {
   const html = useMemo(() => renderMarkdown(source), [source]);
   return <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
 }
+
+/**
+ * Code highlighted as in Markdown code blocks (the same highlight.js, `hljs-*` spans), sanitized
+ * like Markdown: HTML for a `<code class="hljs language-…">`. A language not registered above
+ * comes back as escaped plain text.
+ */
+export function highlightCode(code: string, language: string): string {
+  const html = hljs.getLanguage(language)
+    ? hljs.highlight(code, { language }).value
+    : code.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+  return sanitizeMarkdownHtml(html);
+}

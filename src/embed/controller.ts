@@ -1,6 +1,7 @@
-import { applyEvent, applyResult, answerInput, type OutputItem } from "../runtime/output-model";
+import type { OutputItem } from "../model/output";
+import { runInBrowser } from "../execution/backend";
 import { PythonSession, type SessionConfig, type SessionState } from "../runtime/python-session";
-import type { RunResult } from "../../workers/python-api";
+import { RunOwner } from "../runtime/run-owner";
 import type { HostLink } from "./host-link";
 import type { EmbedOptions, HostMessage, RunId } from "./protocol";
 
@@ -23,6 +24,7 @@ type Requester = { host: false } | { host: true; id: RunId; origin: string };
  */
 export class EmbedController {
   readonly session: PythonSession;
+  private readonly owner = new RunOwner();
   private view: WidgetView;
   private readonly listeners = new Set<() => void>();
   private queue: Promise<unknown> = Promise.resolve();
@@ -48,6 +50,10 @@ export class EmbedController {
       session: this.session.currentState,
     };
     this.session.subscribe((state) => this.update({ session: state }));
+    this.owner.subscribe(() => {
+      const { outputs, startedAt, finishedRuns } = this.owner.current;
+      this.update({ outputs, startedAt, finishedRuns });
+    });
     void this.announceWhenReady();
     if (options.autorun && options.code.trim()) this.run();
   }
@@ -76,11 +82,11 @@ export class EmbedController {
   }
 
   stop(): void {
-    this.session.interrupt();
+    this.owner.stop();
   }
 
   answerInput(text: string): void {
-    this.update({ outputs: answerInput(this.view.outputs, text) });
+    this.owner.answered(text);
     this.session.answerInput(text);
   }
 
@@ -90,10 +96,10 @@ export class EmbedController {
         this.enqueueRun(message.code, { host: true, id: message.id, origin }, message.timeoutMs);
         return;
       case "interrupt":
-        this.session.interrupt();
+        this.owner.stop();
         return;
       case "restart":
-        this.update({ outputs: [] });
+        this.owner.show([]);
         this.files.clear();
         void this.session.restart().catch(() => undefined);
         void this.announceWhenReady();
@@ -144,23 +150,22 @@ export class EmbedController {
   }
 
   private async execute(code: string, requester: Requester, timeoutMs?: number): Promise<void> {
-    let outputs: OutputItem[] = [];
-    this.update({ code, outputs, startedAt: performance.now() });
+    this.update({ code });
     const reply = requester.host
       ? (message: Parameters<HostLink["reply"]>[0]) => this.link?.reply(message, requester.origin)
       : () => undefined;
     const id = requester.host ? requester.id : 0;
-    const result: RunResult = await this.session.run(code, {
-      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-      onEvent: (event) => {
-        outputs = applyEvent(outputs, event);
-        this.update({ outputs });
-        if (event.type === "stream") reply({ kiln: 1, type: "stream", id, name: event.name, text: event.text });
-        else if (event.type === "display") reply({ kiln: 1, type: "display", id, data: event.data });
-      },
-    });
-    outputs = applyResult(outputs, result);
-    this.update({ outputs, finishedRuns: this.view.finishedRuns + 1 });
+    const { outcome: result } = await this.owner.run((signal, onEvent) =>
+      runInBrowser(this.session, code, {
+        signal,
+        timeoutMs,
+        onEvent: (event) => {
+          onEvent(event);
+          if (event.type === "stream") reply({ kiln: 1, type: "stream", id, name: event.name, text: event.text });
+          else if (event.type === "display") reply({ kiln: 1, type: "display", id, data: event.data });
+        },
+      }),
+    );
     reply({
       kiln: 1,
       type: "result",

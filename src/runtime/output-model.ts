@@ -1,20 +1,7 @@
-import type {
-  MimeBundle,
-  PythonError,
-  RunResult,
-  StreamName,
-  WorkerEvent,
-} from "../../workers/python-api";
+import type { WorkerEvent } from "../../workers/python-api";
+import type { OutputItem, RanElsewhere, RunOutcome } from "../model/output";
 
-/** What a run shows, in order. Plain data: it is saved as is. */
-export type OutputItem =
-  | { kind: "stream"; name: StreamName; text: string }
-  | { kind: "display"; data: MimeBundle }
-  | { kind: "value"; data: MimeBundle }
-  | { kind: "error"; error: PythonError }
-  | { kind: "input"; prompt: string; answer?: string }
-  /** `sandbox`: the badge of a run that happened on Anthropic's sandbox. */
-  | { kind: "notice"; tone: "info" | "warning" | "sandbox"; text: string };
+export type { OutputItem };
 
 /**
  * Stream text is kept in pieces of about this size, each ending at a line break, so the
@@ -67,26 +54,27 @@ export function answerInput(items: readonly OutputItem[], answer: string): Outpu
 }
 
 /** Close a run: its value, its error, and a line saying how it ended when that is news. */
-export function applyResult(items: readonly OutputItem[], result: RunResult): OutputItem[] {
+export function applyResult(items: readonly OutputItem[], result: RunOutcome): OutputItem[] {
   // An unanswered prompt stays visible but can no longer be answered.
   const next: OutputItem[] = items.map((item) =>
     item.kind === "input" && item.answer === undefined ? { ...item, answer: "" } : item,
   );
-  if (result.sandbox) next.unshift({ kind: "notice", tone: "sandbox", text: sandboxBadge(result.sandbox.reason) });
+  if (result.ranOn) next.unshift({ kind: "notice", tone: "sandbox", text: ranElsewhereBadge(result.ranOn) });
   if (result.value) next.push({ kind: "value", data: result.value });
-  if (result.error && ((result.status !== "interrupted" && result.status !== "timeout") || result.sandbox)) {
+  if (result.error && ((result.status !== "interrupted" && result.status !== "timeout") || result.ranOn)) {
     next.push({ kind: "error", error: result.error });
   }
-  for (const note of result.sandbox?.notes ?? []) next.push({ kind: "notice", tone: "warning", text: note });
+  for (const note of result.ranOn?.notes ?? []) next.push({ kind: "notice", tone: "warning", text: note });
   const line = statusLine(result);
   if (line) next.push({ kind: "notice", tone: result.status === "ok" ? "info" : "warning", text: line });
   return next;
 }
 
-export const sandboxBadge = (reason: string) => `Ran on Anthropic's sandbox — ${reason}`;
+/** The badge of a run that happened elsewhere than in the browser. */
+export const ranElsewhereBadge = (ranOn: RanElsewhere) => `Ran on ${ranOn.label} — ${ranOn.reason}`;
 
 /** A sentence about how a run ended, or undefined when it simply succeeded. */
-export function statusLine(result: RunResult): string | undefined {
+export function statusLine(result: RunOutcome): string | undefined {
   const restored = result.restored
     ? ` Variables restored: ${nameList(result.restored.kept) || "none"}.` +
       (result.restored.lost.length ? ` Lost: ${nameList(result.restored.lost)}.` : "")
@@ -99,14 +87,14 @@ export function statusLine(result: RunResult): string | undefined {
     case "interrupted":
     case "timeout": {
       const what = result.status === "timeout" ? "Timed out" : "Interrupted";
-      if (result.sandbox) return `${what} after ${formatDuration(result.durationMs)}.`;
+      if (result.ranOn) return `${what} after ${formatDuration(result.durationMs)}.`;
       const how = restored ? " Python did not stop, so it was restarted." : " Variables are kept.";
       return `${what} after ${formatDuration(result.durationMs)}.${how}${restored}`;
     }
     case "crashed":
       return `Python crashed: ${result.error?.evalue ?? "the worker stopped"}.${restored}`;
     case "unavailable":
-      if (result.sandbox) return `Not run: ${result.error?.evalue ?? "Anthropic's sandbox is unavailable."}`;
+      if (result.ranOn) return `Not run: ${result.error?.evalue ?? `${result.ranOn.label} is unavailable.`}`;
       return `Not run: ${result.missingModules?.join(", ") || "a module"} cannot be loaded in the browser.`;
   }
 }

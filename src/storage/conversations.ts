@@ -1,5 +1,5 @@
 import type { SessionSnapshot } from "../../workers/python-api";
-import type { ChatMessage, Conversation } from "../chat/types";
+import type { ChatMessage, Conversation } from "../model/conversation";
 import { openAppDb } from "./db";
 
 /** Newest first. */

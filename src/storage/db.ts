@@ -1,8 +1,9 @@
 import { openDB, type DBSchema, type IDBPDatabase } from "idb";
-import type { OutputItem } from "../runtime/output-model";
-import type { ChatMessage, Conversation } from "../chat/types";
+import type { OutputItem } from "../model/output";
+import type { ChatMessage, Conversation } from "../model/conversation";
+import type { StoredSandbox } from "../model/sandbox";
 import type { SessionSnapshot } from "../../workers/python-api";
-import type { SandboxState } from "../runtime/run-code";
+import { migrateMessage, migrateSandbox } from "./migrate";
 
 export const DB_NAME = "kiln";
 
@@ -31,8 +32,8 @@ export interface AppDbSchema extends DBSchema {
   messages: { key: string; value: ChatMessage; indexes: { conversationId: string } };
   /** Each conversation's interpreter state, to bring it back after a reload. */
   interpreterState: { key: string; value: SessionSnapshot };
-  /** Each scope's Anthropic sandbox: container and uploads. Keyed like sessions (`chat:<id>`, `playground`). */
-  sandboxes: { key: string; value: SandboxState };
+  /** Each scope's sandbox on a provider's side: container and uploads. Keyed like sessions (`chat:<id>`, `playground`). */
+  sandboxes: { key: string; value: StoredSandbox };
   /** The person's files, put back into the interpreter whenever a worker starts. */
   /** `data` is a Blob, or its bytes where the browser cannot store a Blob (WebKit in some sessions). */
   files: { key: [string, string]; value: Omit<StoredFile, "data"> & { data: Blob | ArrayBuffer }; indexes: { scope: string } };
@@ -44,10 +45,13 @@ export type AppDb = IDBPDatabase<AppDbSchema>;
 
 let opening: Promise<AppDb> | undefined;
 
+/** The schema this version of Kiln writes. */
+export const DB_VERSION = 4;
+
 /** The one place that opens the database; upgrades climb a ladder of versions. */
 export function openAppDb(): Promise<AppDb> {
-  opening ??= openDB<AppDbSchema>(DB_NAME, 3, {
-    upgrade(db, oldVersion) {
+  opening ??= openDB<AppDbSchema>(DB_NAME, DB_VERSION, {
+    async upgrade(db, oldVersion, _newVersion, tx) {
       if (oldVersion < 1) {
         db.createObjectStore("settings");
         db.createObjectStore("playground");
@@ -62,6 +66,22 @@ export function openAppDb(): Promise<AppDb> {
         db.createObjectStore("files", { keyPath: ["scope", "path"] }).createIndex("scope", "scope");
         db.createObjectStore("drafts");
       }
+      if (oldVersion >= 2 && oldVersion < 4) {
+        // Schema 3 kept messages in Anthropic's wire format and its sandboxes untagged.
+        for (let cursor = await tx.objectStore("messages").openCursor(); cursor; cursor = await cursor.continue()) {
+          await cursor.update(migrateMessage(cursor.value));
+        }
+      }
+      if (oldVersion === 3) {
+        for (let cursor = await tx.objectStore("sandboxes").openCursor(); cursor; cursor = await cursor.continue()) {
+          await cursor.update(migrateSandbox(cursor.value));
+        }
+      }
+    },
+    // A newer Kiln in another tab wants to upgrade: let it, and open again on the next use.
+    blocking() {
+      void opening?.then((db) => db.close());
+      opening = undefined;
     },
   });
   return opening;

@@ -1,24 +1,35 @@
-import type { ProviderSettings } from "../providers/anthropic/client";
 import { openAppDb } from "./db";
 
 import { PYODIDE_VERSION } from "../versions";
+import { migrateSettings } from "./migrate";
 
 export { PYODIDE_VERSION, PYTHON_VERSION } from "../versions";
 
-/** Everything a person can set. Each field is documented in the README. */
-export interface Settings {
-  /** Anthropic API key; never sent to the Python worker. */
+/** What a person sets for one model provider. */
+export interface ProviderConfig {
+  /** The provider's API key; never sent to the Python worker. Optional for local servers. */
   apiKey: string;
   /** Keep the key in IndexedDB; false keeps it in this tab's memory only. */
   rememberKey: boolean;
-  model: string;
-  /** The Messages API's base URL (a proxy, or a test server). */
+  /** The API's base URL (a proxy, a local server, a test server); empty: the provider's own. */
   baseUrl: string;
-  maxTokens: number;
-  /** Where code runs: `auto` (browser, else Anthropic's sandbox), `browser`, `provider`. */
-  backend: "auto" | "browser" | "provider";
-  /** The code execution tool version used on Anthropic's sandbox. */
+  /** The model new conversations use with this provider; empty: the provider's default. */
+  model: string;
+  /** The version of the provider's code execution tool, where it has one; empty: its default. */
   sandboxTool: string;
+}
+
+export const EMPTY_PROVIDER_CONFIG: ProviderConfig = { apiKey: "", rememberKey: true, baseUrl: "", model: "", sandboxTool: "" };
+
+/** Everything a person can set. Each field is documented in the README. */
+export interface Settings {
+  /** Each provider's key, Base URL and model, by provider id. */
+  providers: Record<string, ProviderConfig>;
+  /** The provider new conversations start with; empty: the first one set up. */
+  provider: string;
+  maxTokens: number;
+  /** Where code runs: `auto` (browser, else the provider's sandbox), `browser`, `provider`. */
+  backend: "auto" | "browser" | "provider";
   /** Where packages from the lock file are downloaded (default: the official CDN). */
   packageBaseUrl: string;
   /** A lock file to use instead of Pyodide's own (for a self-hosted mirror); empty: built in. */
@@ -30,22 +41,19 @@ export interface Settings {
 }
 
 export const DEFAULT_SETTINGS: Settings = {
-  apiKey: "",
-  rememberKey: true,
-  model: "claude-sonnet-5-5",
-  baseUrl: "https://api.anthropic.com",
+  providers: {},
+  provider: "",
   maxTokens: 8192,
   backend: "auto",
-  sandboxTool: "code_execution_20260521",
   packageBaseUrl: `https://cdn.jsdelivr.net/pyodide/v${PYODIDE_VERSION}/full/`,
   lockFileUrl: "",
   runTimeoutSeconds: 120,
   outputLimitKiB: 1024,
 };
 
-/** What the API client needs from the settings. */
-export function providerSettings(settings: Settings): ProviderSettings {
-  return { apiKey: settings.apiKey, baseUrl: settings.baseUrl, model: settings.model, maxTokens: settings.maxTokens };
+/** One provider's settings (empty fields where nothing is set). */
+export function providerConfig(settings: Settings, provider: string): ProviderConfig {
+  return settings.providers[provider] ?? EMPTY_PROVIDER_CONFIG;
 }
 
 /** Hosts that may get the key over plain `http:`: local proxies and local servers. */
@@ -61,7 +69,7 @@ export function checkApiBaseUrl(raw: string): { ok: true; url: string } | { ok: 
   try {
     url = new URL(raw.trim());
   } catch {
-    return { ok: false, message: "The Base URL is not a valid URL. Enter a full address, such as https://api.anthropic.com." };
+    return { ok: false, message: "The Base URL is not a valid URL. Enter a full address, such as https://api.example.com/v1." };
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     return { ok: false, message: "The Base URL must start with https:// (or http:// for localhost, 127.0.0.1 or [::1])." };
@@ -83,29 +91,47 @@ export function checkApiBaseUrl(raw: string): { ok: true; url: string } | { ok: 
 
 const KEY = "app";
 
-/** Stored settings over the defaults; unknown or mistyped fields are ignored. */
-export function mergeSettings(stored: unknown): Settings {
-  const result: Settings = { ...DEFAULT_SETTINGS };
-  if (!stored || typeof stored !== "object") return result;
-  const source = stored as Record<string, unknown>;
-  for (const key of Object.keys(DEFAULT_SETTINGS) as (keyof Settings)[]) {
-    const value = source[key];
-    if (typeof value === typeof DEFAULT_SETTINGS[key]) (result as unknown as Record<string, unknown>)[key] = value;
+/** Fields of `source` that have the type of the same field in `defaults`. */
+function typed<T extends object>(defaults: T, source: unknown): T {
+  const result = { ...defaults };
+  if (!source || typeof source !== "object") return result;
+  for (const key of Object.keys(defaults) as (keyof T)[]) {
+    const value = (source as Record<keyof T, unknown>)[key];
+    if (typeof value === typeof defaults[key] && !(typeof value === "object")) result[key] = value as T[keyof T];
   }
   return result;
 }
 
-/** A key the person chose not to remember lives here, for this tab only. */
-let keyInMemory = "";
+/** Stored settings over the defaults; unknown or mistyped fields are ignored, older shapes migrated. */
+export function mergeSettings(stored: unknown): Settings {
+  if (!stored || typeof stored !== "object") return { ...DEFAULT_SETTINGS };
+  const source = migrateSettings(stored as Record<string, unknown>);
+  const providers: Record<string, ProviderConfig> = {};
+  if (source.providers && typeof source.providers === "object") {
+    for (const [id, config] of Object.entries(source.providers)) providers[id] = typed(EMPTY_PROVIDER_CONFIG, config);
+  }
+  return { ...typed(DEFAULT_SETTINGS, source), providers };
+}
+
+/** Keys the person chose not to remember live here, by provider, for this tab only. */
+const keysInMemory = new Map<string, string>();
 
 export async function loadSettings(): Promise<Settings> {
   const db = await openAppDb();
   const settings = mergeSettings(await db.get("settings", KEY));
-  return settings.rememberKey ? settings : { ...settings, apiKey: keyInMemory };
+  for (const [id, config] of Object.entries(settings.providers)) {
+    if (!config.rememberKey) settings.providers[id] = { ...config, apiKey: keysInMemory.get(id) ?? "" };
+  }
+  return settings;
 }
 
 export async function saveSettings(settings: Settings): Promise<void> {
   const db = await openAppDb();
-  keyInMemory = settings.rememberKey ? "" : settings.apiKey;
-  await db.put("settings", settings.rememberKey ? settings : { ...settings, apiKey: "" }, KEY);
+  const stored: Settings = { ...settings, providers: {} };
+  keysInMemory.clear();
+  for (const [id, config] of Object.entries(settings.providers)) {
+    if (!config.rememberKey) keysInMemory.set(id, config.apiKey);
+    stored.providers[id] = config.rememberKey ? config : { ...config, apiKey: "" };
+  }
+  await db.put("settings", stored, KEY);
 }

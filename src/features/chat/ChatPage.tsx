@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
-import { NEW_TITLE, type Conversation } from "../../chat/types";
+import { NEW_TITLE, type Conversation } from "../../model/conversation";
 import { deleteConversation, listConversations, saveConversation } from "../../storage/conversations";
 import { disposeSession } from "../../runtime/use-python-session";
 import { useSettings } from "../settings/settings-context";

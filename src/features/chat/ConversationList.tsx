@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { Conversation } from "../../chat/types";
+import type { Conversation } from "../../model/conversation";
 
 interface Props {
   conversations: readonly Conversation[];

@@ -1,13 +1,15 @@
 import { useEffect, useState, type KeyboardEvent } from "react";
 import { download, toMarkdown, toNotebook } from "../../chat/export";
-import type { Conversation } from "../../chat/types";
+import type { Conversation } from "../../model/conversation";
 import type { Settings } from "../../storage/settings";
 import { loadDraft, saveDraft } from "../../storage/conversations";
 import { useOnline } from "../offline/use-online";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
 import { MessageList } from "./MessageList";
-import { useConversation } from "./use-conversation";
+import { NO_MODEL, useConversation } from "./use-conversation";
+import { ModelPicker } from "./ModelPicker";
+import { chosenModel, configuredProviders } from "../../providers";
 
 interface Props {
   conversation: Conversation;
@@ -20,6 +22,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
   const { session, messages, busy, notice, send, retry, stop } = useConversation(
     conversation.id,
     conversation.pythonNetwork === true,
+    conversation.model,
     settings,
     onChange,
   );
@@ -27,7 +30,8 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
   const [draft, setDraft] = useState("");
   const [draftLoaded, setDraftLoaded] = useState(false);
   const online = useOnline();
-  const needsKey = !settings.apiKey;
+  const needsKey = !configuredProviders(settings).length;
+  const model = chosenModel(settings, conversation.model);
 
   // The draft is kept in IndexedDB as it is typed: a reload, or being offline, loses nothing.
   useEffect(() => {
@@ -70,6 +74,12 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
           <span className="usage">
             {conversation.usage.inputTokens + conversation.usage.outputTokens} tokens in this conversation
           </span>
+          <ModelPicker
+            settings={settings}
+            value={model}
+            disabled={busy}
+            onChange={(choice) => onChange(conversation.id, (current) => ({ ...current, model: choice }))}
+          />
           <label className="switch">
             <input
               type="checkbox"
@@ -92,13 +102,13 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
         <MessageList messages={messages} busy={busy} onRetry={() => void retry()} />
         {!online && (
         <p className="chat-notice offline-notice" role="status">
-          You are offline: nothing is sent to Claude until you are back online, and your draft is kept. Python, the
+          You are offline: nothing is sent to the model until you are back online, and your draft is kept. Python, the
           Playground and your files work as usual.
         </p>
       )}
       {online && (needsKey || notice || authProblem) && (
           <p className="chat-notice" role="status">
-            {needsKey ? "Add your Anthropic API key in Settings to chat." : notice}
+            {needsKey ? NO_MODEL : notice}
             {(needsKey || authProblem) && (
               <button type="button" className="link-button" onClick={onOpenSettings}>
                 Enter API key

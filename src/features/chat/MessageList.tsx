@@ -1,6 +1,7 @@
 import { Markdown } from "../../components/Markdown";
-import type { ChatMessage } from "../../chat/types";
+import type { ChatMessage } from "../../model/conversation";
 import { codeOf } from "../../chat/python-tool";
+import { modelLabel, providerKind } from "../../providers";
 import { PythonCell } from "./PythonCell";
 
 interface Props {
@@ -9,7 +10,7 @@ interface Props {
   onRetry: () => void;
 }
 
-/** The conversation: the person's messages, Claude's answers with their Python cells. */
+/** The conversation: the person's messages, the model's answers with their Python cells. */
 export function MessageList({ messages, busy, onRetry }: Props) {
   const cells = new Map(messages.flatMap((m) => m.cells ?? []).map((cell) => [cell.toolUseId, cell]));
   const last = messages[messages.length - 1];
@@ -26,14 +27,24 @@ export function MessageList({ messages, busy, onRetry }: Props) {
         }
         return (
           <article key={message.id} className={`message message-assistant status-${message.status}`}>
+            {message.author && (
+              <p className="answer-author">
+                {message.author.model ? modelLabel(message.author) : (providerKind(message.author.provider)?.label ?? message.author.provider)}
+              </p>
+            )}
             {message.content.map((block, index) =>
               block.type === "text" ? (
                 <Markdown key={index} source={block.text} />
-              ) : block.type === "tool_use" ? (
+              ) : block.type === "tool_call" ? (
                 <PythonCell key={block.id} code={codeOf(block.input) ?? ""} cell={cells.get(block.id)} />
               ) : null,
             )}
-            {message.status === "streaming" && !message.content.length && <p className="thinking">Claude is thinking…</p>}
+            {message.status === "streaming" && !message.content.length && <p className="thinking">Thinking…</p>}
+            {message.notice && (
+              <p className="notice notice-warning" role="note">
+                {message.notice}
+              </p>
+            )}
             {message.status === "stopped" && <p className="notice notice-warning">Stopped.</p>}
             {message.status === "error" && (
               <div className="notice notice-warning" role="alert">

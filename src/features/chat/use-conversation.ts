@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { runTurn } from "../../chat/agent";
-import { NEW_TITLE, type ChatMessage, type Conversation, type Usage } from "../../chat/types";
+import { NEW_TITLE, type ChatMessage, type Conversation, type ModelRef, type Usage } from "../../model/conversation";
+import { runCode } from "../../execution/run-code";
+import { chosenModel, createProvider, noSandboxReason, sandboxChoice } from "../../providers";
 import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
 import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage } from "../../storage/conversations";
-import { providerSettings, PYTHON_VERSION, type Settings } from "../../storage/settings";
-import { sandboxAccess } from "../../storage/sandboxes";
-import { runCode } from "../../runtime/run-code";
+import { PYTHON_VERSION, type Settings } from "../../storage/settings";
 import { nameList } from "../../runtime/output-model";
 import { getSessionFiles } from "../../runtime/session-files";
 import type { PythonSession } from "../../runtime/python-session";
@@ -27,6 +27,9 @@ export interface ConversationView {
 
 const STREAM_SAVE_INTERVAL_MS = 250;
 
+/** Shown when no provider is set up. */
+export const NO_MODEL = "Add an API key (or a local model server) in Settings to chat.";
+
 /**
  * One conversation: its messages (saved to IndexedDB as they stream), its interpreter
  * (restored after a reload), and the agent loop.
@@ -35,6 +38,8 @@ export function useConversation(
   conversationId: string,
   /** Whether this conversation's Python may use the network (off unless the person allows it). */
   pythonNetwork: boolean,
+  /** The conversation's model choice (the default model when absent). */
+  modelChoice: ModelRef | undefined,
   settings: Settings,
   /** Apply a change to this conversation (it is saved by the owner). */
   onConversationChange: (id: string, change: (conversation: Conversation) => Conversation) => void,
@@ -90,10 +95,13 @@ export function useConversation(
 
   const turn = useCallback(
     async (history: ChatMessage[]) => {
-      if (!settings.apiKey) {
-        setNotice("Add your Anthropic API key in Settings to chat.");
+      const model = chosenModel(settings, modelChoice);
+      const provider = model && createProvider(settings, model.provider, scope);
+      if (!model || !provider) {
+        setNotice(NO_MODEL);
         return;
       }
+      const sandbox = sandboxChoice(provider);
       const controller = new AbortController();
       abort.current = controller;
       setBusy(true);
@@ -103,14 +111,17 @@ export function useConversation(
         await runTurn({
           conversationId: id,
           history: [...history],
-          provider: providerSettings(settings),
-          runCode: async (code, onEvent) => {
+          provider,
+          model: model.model,
+          maxTokens: settings.maxTokens,
+          runCode: async (code, signal, onEvent) => {
             const result = await runCode(code, {
               session,
               backend: settings.backend,
-              sandbox: sandboxAccess(settings, scope),
+              sandbox,
+              noSandbox: noSandboxReason(sandbox ? undefined : provider),
               deadlineMs: config.timeoutMs,
-              signal: controller.signal,
+              signal,
               onEvent,
             });
             await files.sync();
@@ -142,7 +153,7 @@ export function useConversation(
         }));
       }
     },
-    [config, files, id, onConversationChange, pythonNetwork, scope, session, settings, update],
+    [config, files, id, modelChoice, onConversationChange, pythonNetwork, scope, session, settings, update],
   );
 
   const send = useCallback(
@@ -171,10 +182,8 @@ export function useConversation(
 
   const retry = useCallback(() => turn(messages), [messages, turn]);
 
-  const stop = useCallback(() => {
-    abort.current?.abort();
-    session.interrupt();
-  }, [session]);
+  // One Stop: it ends the answer being streamed and, through the run's owner, the Python run, wherever it runs.
+  const stop = useCallback(() => abort.current?.abort(), []);
 
   return { session, messages, busy, notice, send, retry, stop };
 }

@@ -1,9 +1,10 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import { CodeEditor } from "../../components/CodeEditor";
 import { OutputView } from "../../components/OutputView";
-import { applyEvent, applyResult, answerInput, type OutputItem } from "../../runtime/output-model";
-import { runCode } from "../../runtime/run-code";
-import { sandboxAccess } from "../../storage/sandboxes";
+import type { OutputItem } from "../../model/output";
+import { runCode } from "../../execution/run-code";
+import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers";
+import { RunOwner } from "../../runtime/run-owner";
 import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
 import { loadPlayground, savePlayground } from "../../storage/playground";
@@ -25,23 +26,19 @@ export function Playground() {
   const { session, state } = usePythonSession("playground", config);
   const { files, state: filesState } = useSessionFiles("playground", session);
   const [code, setCode] = useState<string | null>(null);
-  const [outputs, setOutputs] = useState<OutputItem[]>([]);
-  const [running, setRunning] = useState(false);
-  const [startedAt, setStartedAt] = useState(0);
-  const [finishedRuns, setFinishedRuns] = useState(0);
-  /** Code whose run ended `unavailable` in the browser, which Anthropic's sandbox could run. */
-  const [offerSandbox, setOfferSandbox] = useState<string | null>(null);
-  /** Stops a run that is waiting for Anthropic's sandbox. */
-  const stopSandbox = useRef<() => void>(undefined);
+  const owner = useMemo(() => new RunOwner(), []);
+  const { outputs, running, startedAt, finishedRuns } = useSyncExternalStore(owner.subscribe, () => owner.current);
+  /** Code whose run ended `unavailable` in the browser, which the provider's sandbox could run. */
+  const [offerSandbox, setOfferSandbox] = useState<{ code: string; provider: string } | null>(null);
 
   useEffect(() => {
     loadPlayground()
       .then((record) => {
         setCode(record?.code ?? WELCOME);
-        setOutputs(record?.outputs ?? []);
+        owner.show(record?.outputs ?? []);
       })
       .catch(() => setCode(WELCOME));
-  }, []);
+  }, [owner]);
 
   // Save shortly after each edit (a run saves its outcome as soon as it ends).
   useEffect(() => {
@@ -54,45 +51,35 @@ export function Playground() {
     async (onSandbox = false) => {
       if (!session || !config || running || code === null) return;
       const source = code;
-      setRunning(true);
       setOfferSandbox(null);
-      setStartedAt(performance.now());
-      let items: OutputItem[] = [];
-      setOutputs(items);
-      const controller = new AbortController();
-      stopSandbox.current = () => controller.abort();
-      // The person's own code leaves the browser only when they press "Run on Anthropic".
-      const result = await runCode(source, {
-        session,
-        backend: settings.backend,
-        sandbox: sandboxAccess(settings, "playground"),
-        askFirst: true,
-        forceSandbox: onSandbox,
-        deadlineMs: config.timeoutMs,
-        signal: controller.signal,
-        onEvent: (event) => {
-          items = applyEvent(items, event);
-          setOutputs(items);
-        },
-      });
-      stopSandbox.current = undefined;
+      const sandbox = sandboxChoice(sandboxProvider(settings, "playground"));
+      // The person's own code leaves the browser only when they press "Run on <provider>".
+      const { outcome, outputs: shown } = await owner.run((signal, onEvent) =>
+        runCode(source, {
+          session,
+          backend: settings.backend,
+          sandbox,
+          noSandbox: noSandboxReason(),
+          askFirst: true,
+          forceSandbox: onSandbox,
+          deadlineMs: config.timeoutMs,
+          signal,
+          onEvent,
+        }),
+      );
       await files?.sync();
-      items = applyResult(items, result);
-      setOutputs(items);
-      setRunning(false);
-      setFinishedRuns((count) => count + 1);
-      if (result.status === "unavailable" && !result.sandbox && settings.apiKey) setOfferSandbox(source);
-      void persist(source, items);
+      if (outcome.status === "unavailable" && !outcome.ranOn && sandbox) setOfferSandbox({ code: source, provider: sandbox.provider });
+      void persist(source, shown);
     },
-    [session, files, config, running, code, settings],
+    [session, files, config, running, code, settings, owner],
   );
 
   const onAnswer = useCallback(
     (text: string) => {
-      setOutputs((items) => answerInput(items, text));
+      owner.answered(text);
       session?.answerInput(text);
     },
-    [session],
+    [session, owner],
   );
 
   return (
@@ -101,20 +88,13 @@ export function Playground() {
         <button type="button" onClick={() => void run()} disabled={!session || running || code === null}>
           Run
         </button>
-        <button
-          type="button"
-          onClick={() => {
-            stopSandbox.current?.();
-            session?.interrupt();
-          }}
-          disabled={!running}
-        >
+        <button type="button" onClick={() => owner.stop()} disabled={!running}>
           Stop
         </button>
         <button
           type="button"
           onClick={() => {
-            setOutputs([]);
+            owner.show([]);
             void session?.restart();
           }}
           disabled={!session}
@@ -126,12 +106,12 @@ export function Playground() {
       {code !== null && <CodeEditor value={code} onChange={setCode} onRun={() => void run()} />}
       <section className="output" aria-label="Output" aria-busy={running} data-finished-runs={finishedRuns}>
         <OutputView items={outputs} onAnswer={running ? onAnswer : undefined} />
-        {offerSandbox !== null && offerSandbox === code && (
+        {offerSandbox !== null && offerSandbox.code === code && (
           <p className="notice notice-info">
-            This code needs a library that only Anthropic's sandbox has. Running it there sends the code and the files
-            it names to Anthropic.
+            This code needs a library that only {offerSandbox.provider}'s sandbox has. Running it there sends the code and
+            the files it names to {offerSandbox.provider}.
             <button type="button" onClick={() => void run(true)}>
-              Run on Anthropic
+              Run on {offerSandbox.provider}
             </button>
           </p>
         )}

@@ -2,7 +2,7 @@
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DEFAULT_SETTINGS, type Settings } from "../../storage/settings";
+import { DEFAULT_SETTINGS, EMPTY_PROVIDER_CONFIG, type Settings } from "../../storage/settings";
 import { SettingsDialog } from "./SettingsDialog";
 
 const listModels = vi.fn(async () => ["claude-test"]);
@@ -69,6 +69,10 @@ async function pressSave() {
   });
 }
 
+/** Settings whose Anthropic provider has these fields. */
+const anthropicSaved = (fields: Record<string, string>) =>
+  expect.objectContaining({ providers: expect.objectContaining({ anthropic: expect.objectContaining(fields) }) });
+
 describe("SettingsDialog", () => {
   it("sends nothing with a key while it is typed; saves it on Save", async () => {
     vi.useFakeTimers();
@@ -86,12 +90,12 @@ describe("SettingsDialog", () => {
     const onClose = vi.fn();
     render(onClose);
     await pressSave();
-    expect(save).toHaveBeenCalledWith(expect.objectContaining({ apiKey: "sk-ant-typed", baseUrl: "https://proxy.example" }));
+    expect(save).toHaveBeenCalledWith(anthropicSaved({ apiKey: "sk-ant-typed", baseUrl: "https://proxy.example" }));
     expect(onClose).toHaveBeenCalled();
   });
 
   it("lists models only with the saved key and Base URL", async () => {
-    saved = { ...DEFAULT_SETTINGS, apiKey: "sk-ant-saved", baseUrl: "http://localhost:8080" };
+    saved = { ...DEFAULT_SETTINGS, providers: { anthropic: { ...EMPTY_PROVIDER_CONFIG, apiKey: "sk-ant-saved", baseUrl: "http://localhost:8080" } } };
     render();
     await act(async () => {});
     expect(listModels).toHaveBeenCalledTimes(1);
@@ -115,6 +119,6 @@ describe("SettingsDialog", () => {
 
     await type("Base URL", "http://127.0.0.1:8080/");
     await pressSave();
-    expect(save).toHaveBeenCalledWith(expect.objectContaining({ baseUrl: "http://127.0.0.1:8080" }));
+    expect(save).toHaveBeenCalledWith(anthropicSaved({ baseUrl: "http://127.0.0.1:8080" }));
   });
 });

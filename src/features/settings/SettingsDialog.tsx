@@ -1,20 +1,25 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { listModels, redactKey } from "../../providers/anthropic/client";
-import { checkApiBaseUrl, DEFAULT_SETTINGS, providerSettings, type Settings } from "../../storage/settings";
+import { redactKey, type ProviderKind } from "../../chat/provider";
+import { configuredProviders, createProvider, PROVIDERS } from "../../providers";
+import {
+  checkApiBaseUrl,
+  DEFAULT_SETTINGS,
+  EMPTY_PROVIDER_CONFIG,
+  providerConfig,
+  type ProviderConfig,
+  type Settings,
+} from "../../storage/settings";
 import { useSettings } from "./settings-context";
-
-/** Code execution tool versions the API knows, newest first. */
-const SANDBOX_TOOLS = ["code_execution_20260521", "code_execution_20260120", "code_execution_20250825", "code_execution_20250522"];
 
 /** The Settings dialog: every setting Kiln has, saved in IndexedDB. */
 export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const { settings, save } = useSettings();
   const dialog = useRef<HTMLDialogElement>(null);
-  const baseUrlInput = useRef<HTMLInputElement>(null);
   const [draft, setDraft] = useState<Settings>(settings);
   const [error, setError] = useState("");
-  const [baseUrlError, setBaseUrlError] = useState("");
-  const [models, setModels] = useState<string[]>([]);
+  /** A refused Base URL's message, by provider. */
+  const [baseUrlErrors, setBaseUrlErrors] = useState<Record<string, string>>({});
+  const [models, setModels] = useState<Record<string, string[]>>({});
 
   useEffect(() => {
     const element = dialog.current;
@@ -22,21 +27,24 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     if (open && !element.open) {
       setDraft(settings);
       setError("");
-      setBaseUrlError("");
+      setBaseUrlErrors({});
       element.showModal();
     } else if (!open && element.open) {
       element.close();
     }
   }, [open, settings]);
 
-  // Offer the models the saved key can use. Only a saved key, to its saved Base URL: nothing typed here is
+  // Offer the models each provider offers. Only saved keys, to saved Base URLs: nothing typed here is
   // sent anywhere before Save.
   useEffect(() => {
-    if (!open || !settings.apiKey) return;
+    if (!open) return;
     let current = true;
-    listModels(providerSettings(settings))
-      .then((ids) => current && setModels(ids))
-      .catch(() => current && setModels([]));
+    for (const kind of configuredProviders(settings)) {
+      createProvider(settings, kind.id, "settings")
+        ?.listModels()
+        .then((ids) => current && setModels((all) => ({ ...all, [kind.id]: ids })))
+        .catch(() => current && setModels((all) => ({ ...all, [kind.id]: [] })));
+    }
     return () => {
       current = false;
     };
@@ -44,23 +52,32 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
 
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
-    // Empty means the default; anything else must be a URL the key may go to.
-    const baseUrl = draft.baseUrl.trim() ? checkApiBaseUrl(draft.baseUrl) : { ok: true as const, url: "" };
-    if (!baseUrl.ok) {
-      setBaseUrlError(baseUrl.message);
-      baseUrlInput.current?.focus();
+    const providers: Record<string, ProviderConfig> = {};
+    const refused: Record<string, string> = {};
+    for (const [id, config] of Object.entries(draft.providers)) {
+      // Empty means the provider's own; anything else must be a URL the key may go to.
+      const baseUrl = config.baseUrl.trim() ? checkApiBaseUrl(config.baseUrl) : { ok: true as const, url: "" };
+      if (baseUrl.ok) providers[id] = { ...config, baseUrl: baseUrl.url };
+      else refused[id] = baseUrl.message;
+    }
+    setBaseUrlErrors(refused);
+    const first = Object.keys(refused)[0];
+    if (first) {
+      document.getElementById(`kiln-base-url-${first}`)?.focus();
       return;
     }
-    setBaseUrlError("");
     try {
-      await save({ ...draft, baseUrl: baseUrl.url });
+      await save({ ...draft, providers });
       onClose();
     } catch (cause) {
-      setError(`Settings could not be saved: ${redactKey(cause instanceof Error ? cause.message : String(cause), draft.apiKey)}`);
+      const message = cause instanceof Error ? cause.message : String(cause);
+      setError(`Settings could not be saved: ${Object.values(draft.providers).reduce((text, config) => redactKey(text, config.apiKey), message)}`);
     }
   };
 
-  const text = (key: "apiKey" | "model" | "baseUrl" | "packageBaseUrl" | "lockFileUrl" | "sandboxTool") => ({
+  const setProvider = (id: string, change: Partial<ProviderConfig>) =>
+    setDraft({ ...draft, providers: { ...draft.providers, [id]: { ...providerConfig(draft, id), ...change } } });
+  const text = (key: "packageBaseUrl" | "lockFileUrl") => ({
     value: draft[key],
     onChange: (event: { target: { value: string } }) => setDraft({ ...draft, [key]: event.target.value }),
   });
@@ -76,46 +93,18 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     <dialog ref={dialog} className="settings-dialog" aria-label="Settings" onClose={onClose}>
       <form onSubmit={onSubmit}>
         <h2>Settings</h2>
+        {PROVIDERS.map((kind) => (
+          <ProviderFields
+            key={kind.id}
+            kind={kind}
+            config={draft.providers[kind.id] ?? EMPTY_PROVIDER_CONFIG}
+            models={models[kind.id] ?? []}
+            baseUrlError={baseUrlErrors[kind.id]}
+            onChange={(change) => setProvider(kind.id, change)}
+          />
+        ))}
         <fieldset>
-          <legend>Claude</legend>
-          <label>
-            API key
-            <input type="password" autoComplete="off" placeholder="sk-ant-…" {...text("apiKey")} />
-          </label>
-          <label className="checkbox">
-            <input
-              type="checkbox"
-              checked={!draft.rememberKey}
-              onChange={(event) => setDraft({ ...draft, rememberKey: !event.target.checked })}
-            />
-            Don't remember this key (keep it in this tab's memory only)
-          </label>
-          <label>
-            Model
-            <input list="kiln-models" {...text("model")} />
-            <datalist id="kiln-models">
-              {models.map((model) => (
-                <option key={model} value={model} />
-              ))}
-            </datalist>
-          </label>
-          <label>
-            Base URL
-            <input
-              ref={baseUrlInput}
-              type="text"
-              inputMode="url"
-              placeholder={DEFAULT_SETTINGS.baseUrl}
-              aria-invalid={baseUrlError ? true : undefined}
-              aria-describedby={baseUrlError ? "kiln-base-url-error" : undefined}
-              {...text("baseUrl")}
-            />
-          </label>
-          {baseUrlError && (
-            <p id="kiln-base-url-error" role="alert">
-              {baseUrlError}
-            </p>
-          )}
+          <legend>Chat</legend>
           <label>
             Max output tokens
             <input {...number("maxTokens")} />
@@ -126,19 +115,10 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
               value={draft.backend}
               onChange={(event) => setDraft({ ...draft, backend: event.target.value as Settings["backend"] })}
             >
-              <option value="auto">auto: the browser, else Anthropic's sandbox</option>
+              <option value="auto">auto: the browser, else the provider's sandbox</option>
               <option value="browser">browser only</option>
-              <option value="provider">Anthropic's sandbox only</option>
+              <option value="provider">the provider's sandbox only</option>
             </select>
-          </label>
-          <label>
-            Code execution tool
-            <input placeholder={DEFAULT_SETTINGS.sandboxTool} list="kiln-sandbox-tools" {...text("sandboxTool")} />
-            <datalist id="kiln-sandbox-tools">
-              {SANDBOX_TOOLS.map((tool) => (
-                <option key={tool} value={tool} />
-              ))}
-            </datalist>
           </label>
         </fieldset>
         <fieldset>
@@ -170,5 +150,80 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
         </div>
       </form>
     </dialog>
+  );
+}
+
+interface ProviderFieldsProps {
+  kind: ProviderKind;
+  config: ProviderConfig;
+  models: string[];
+  baseUrlError?: string;
+  onChange: (change: Partial<ProviderConfig>) => void;
+}
+
+/** One provider's key, Base URL and model (and sandbox tool, where it has a sandbox). */
+function ProviderFields({ kind, config, models, baseUrlError, onChange }: ProviderFieldsProps) {
+  const id = kind.id;
+  return (
+    <fieldset>
+      <legend>{kind.label}</legend>
+      <label>
+        API key{kind.keyOptional ? " (optional)" : ""}
+        <input
+          type="password"
+          autoComplete="off"
+          placeholder={kind.keyHint}
+          value={config.apiKey}
+          onChange={(event) => onChange({ apiKey: event.target.value })}
+        />
+      </label>
+      <label className="checkbox">
+        <input type="checkbox" checked={!config.rememberKey} onChange={(event) => onChange({ rememberKey: !event.target.checked })} />
+        Don't remember this key (keep it in this tab's memory only)
+      </label>
+      <label>
+        Base URL
+        <input
+          id={`kiln-base-url-${id}`}
+          type="text"
+          inputMode="url"
+          placeholder={kind.defaultBaseUrl}
+          aria-invalid={baseUrlError ? true : undefined}
+          aria-describedby={baseUrlError ? `kiln-base-url-error-${id}` : undefined}
+          value={config.baseUrl}
+          onChange={(event) => onChange({ baseUrl: event.target.value })}
+        />
+      </label>
+      {baseUrlError && (
+        <p id={`kiln-base-url-error-${id}`} role="alert">
+          {baseUrlError}
+        </p>
+      )}
+      <label>
+        Model
+        <input list={`kiln-models-${id}`} placeholder={kind.defaultModel} value={config.model} onChange={(event) => onChange({ model: event.target.value })} />
+        <datalist id={`kiln-models-${id}`}>
+          {models.map((model) => (
+            <option key={model} value={model} />
+          ))}
+        </datalist>
+      </label>
+      {kind.sandbox && (
+        <label>
+          Code execution tool
+          <input
+            placeholder={kind.sandbox.tools[0]}
+            list={`kiln-sandbox-tools-${id}`}
+            value={config.sandboxTool}
+            onChange={(event) => onChange({ sandboxTool: event.target.value })}
+          />
+          <datalist id={`kiln-sandbox-tools-${id}`}>
+            {kind.sandbox.tools.map((tool) => (
+              <option key={tool} value={tool} />
+            ))}
+          </datalist>
+        </label>
+      )}
+    </fieldset>
   );
 }

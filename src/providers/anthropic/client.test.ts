@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { listModels, ProviderError, redactKey, streamMessage, type ProviderSettings, type StreamRequest } from "./client";
+import { ProviderError, redactKey } from "../../chat/provider";
+import { listModels, streamMessage, type ProviderSettings, type StreamRequest } from "./client";
 
 const KEY = "sk-ant-api03-Secret_Key-1234567890";
 const settings = (baseUrl: string): ProviderSettings => ({ apiKey: KEY, baseUrl, model: "claude-test", maxTokens: 16 });

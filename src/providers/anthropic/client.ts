@@ -1,9 +1,10 @@
 import Anthropic, { toFile } from "@anthropic-ai/sdk";
-import type { ContentBlock, ProviderEvent, ProviderReply, TextBlock, ToolUseBlock, Usage } from "../../chat/types";
+import type { TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
+import { ProviderError, redactKey, type TurnEvent } from "../../chat/provider";
+import { retryAfter, withRetries } from "../../chat/retry";
 import { checkApiBaseUrl } from "../../storage/settings";
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com";
-
 
 export interface ProviderSettings {
   apiKey: string;
@@ -12,47 +13,37 @@ export interface ProviderSettings {
   maxTokens: number;
 }
 
-export interface ToolSpec {
+/** Any content block in the API's own shape. */
+export type ApiBlock = { type: string } & Record<string, unknown>;
+
+export interface ApiTool {
   name: string;
   description: string;
   input_schema: { type: "object"; properties: Record<string, unknown>; required?: string[] };
 }
 
-/** Any content block in the API's own shape (server tool calls and their results, uploads). */
-export type ApiBlock = { type: string } & Record<string, unknown>;
+export type ApiMessage = { role: "user" | "assistant"; content: ApiBlock[] };
+
 
 export interface StreamRequest {
   system: string;
-  messages: { role: "user" | "assistant"; content: (ContentBlock | ApiBlock)[] }[];
+  messages: ApiMessage[];
   /** Client tools, or server tools such as `{type: "code_execution_20260521", name: "code_execution"}`. */
-  tools: (ToolSpec | ApiBlock)[];
+  tools: (ApiTool | ApiBlock)[];
   /** The code execution container to reuse. */
   container?: string;
   signal: AbortSignal;
-  onEvent: (event: ProviderEvent) => void;
+  onEvent: (event: TurnEvent) => void;
 }
 
-/** A failure the person should read: what happened and what to do. */
-export class ProviderError extends Error {
-  constructor(
-    message: string,
-    readonly kind: "auth" | "model" | "rate" | "overloaded" | "network" | "offline" | "aborted" | "invalid" | "server",
-    /** What was streamed before the failure. */
-    readonly partial: (TextBlock | ToolUseBlock)[] = [],
-  ) {
-    super(message);
-  }
+export interface StreamReply {
+  /** Every block in the API's shape, in order. */
+  blocks: ApiBlock[];
+  stopReason: string;
+  usage: Usage;
+  /** The code execution container the answer used. */
+  container?: { id: string; expiresAt: string };
 }
-
-const RETRY_DELAYS_MS = [1000, 2000, 4000, 8000];
-
-/** `text` with every copy of the API key replaced, for messages built from what the provider said. */
-export function redactKey(text: string, key: string): string {
-  const trimmed = key.trim();
-  if (!trimmed) return text;
-  return [trimmed, encodeURIComponent(trimmed)].reduce((result, copy) => result.split(copy).join("[API key]"), text);
-}
-
 function client(settings: ProviderSettings): Anthropic {
   // Checked right before the key is handed over: a bad stored Base URL fails here instead of getting the key.
   const baseUrl = checkApiBaseUrl(settings.baseUrl.trim() || DEFAULT_BASE_URL);
@@ -105,42 +96,39 @@ export async function downloadFile(
  * One assistant message, streamed. Retries 429/5xx/529 and dropped connections that
  * streamed nothing, with backoff; every other failure becomes a {@link ProviderError}.
  */
-export async function streamMessage(settings: ProviderSettings, request: StreamRequest): Promise<ProviderReply> {
-  for (let attempt = 0; ; attempt++) {
-    const partial: (TextBlock | ToolUseBlock)[] = [];
-    try {
-      return await streamOnce(settings, request, partial);
-    } catch (cause) {
-      const error = describe(cause, partial, settings.apiKey);
-      const retriable = (error.kind === "rate" || error.kind === "overloaded" || error.kind === "server") && !partial.length;
-      if (!retriable || attempt >= RETRY_DELAYS_MS.length || request.signal.aborted) throw error;
-      const header = (cause as { headers?: Headers }).headers?.get?.("retry-after");
-      const retryAfter = header ? Number(header) : NaN;
-      const delayMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : RETRY_DELAYS_MS[attempt];
-      request.onEvent({ type: "retry", attempt: attempt + 1, delayMs, reason: error.message });
-      await sleep(delayMs, request.signal);
-    }
+/** One assistant message, streamed, retrying what may pass (see withRetries). */
+export function streamMessage(settings: ProviderSettings, request: StreamRequest): Promise<StreamReply> {
+  return withRetries(
+    () => streamOnce(settings, request),
+    request.signal,
+    (retry) => request.onEvent({ type: "retry", ...retry }),
+  );
+}
+
+async function streamOnce(settings: ProviderSettings, request: StreamRequest): Promise<StreamReply> {
+  /** The text and tool calls streamed so far, for a failure's partial answer. */
+  const shown: (TextBlock | ToolCallBlock)[] = [];
+  try {
+    return await read(settings, request, shown);
+  } catch (cause) {
+    throw describe(cause, shown.filter(Boolean), settings.apiKey);
   }
 }
 
-async function streamOnce(
-  settings: ProviderSettings,
-  request: StreamRequest,
-  blocks: (TextBlock | ToolUseBlock)[],
-): Promise<ProviderReply> {
+async function read(settings: ProviderSettings, request: StreamRequest, shown: (TextBlock | ToolCallBlock)[]): Promise<StreamReply> {
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let stopReason = "end_turn";
   let complete = false;
-  let container: ProviderReply["container"];
+  let container: StreamReply["container"];
   const json: string[] = [];
-  /** Every block in order, in the API's shape, as a `pause_turn` continuation must send them back. */
+  /** Every block in order, in the API's shape, as it must be sent back. */
   const raw: ApiBlock[] = [];
   const stream = await client(settings).messages.create(
     {
       model: settings.model,
       max_tokens: settings.maxTokens,
       system: request.system,
-      messages: request.messages as Anthropic.MessageParam[],
+      messages: request.messages as unknown as Anthropic.MessageParam[],
       tools: request.tools as Anthropic.ToolUnion[],
       ...(request.container ? { container: request.container } : {}),
       stream: true,
@@ -155,26 +143,32 @@ async function streamOnce(
         break;
       case "content_block_start": {
         const block = event.content_block;
-        if (block.type === "text") blocks[event.index] = { type: "text", text: block.text };
-        else if (block.type === "tool_use") blocks[event.index] = { type: "tool_use", id: block.id, name: block.name, input: {} };
+        if (block.type === "text") shown[event.index] = { type: "text", text: block.text };
+        else if (block.type === "tool_use") shown[event.index] = { type: "tool_call", id: block.id, name: block.name, input: {} };
         raw[event.index] = { ...(block as unknown as ApiBlock) };
         json[event.index] = "";
         break;
       }
       case "content_block_delta": {
-        const block = blocks[event.index];
-        if (event.delta.type === "text_delta" && block?.type === "text") {
-          block.text += event.delta.text;
-          request.onEvent({ type: "text", index: event.index, text: event.delta.text });
-        } else if (event.delta.type === "input_json_delta") {
-          json[event.index] += event.delta.partial_json;
+        const block = shown[event.index];
+        const whole = raw[event.index];
+        const delta = event.delta;
+        if (delta.type === "text_delta" && block?.type === "text") {
+          block.text += delta.text;
+          request.onEvent({ type: "text", index: event.index, text: delta.text });
+        } else if (delta.type === "input_json_delta") {
+          json[event.index] += delta.partial_json;
+        } else if (delta.type === "thinking_delta" && whole) {
+          whole.thinking = String(whole.thinking ?? "") + delta.thinking;
+        } else if (delta.type === "signature_delta" && whole) {
+          whole.signature = delta.signature;
         }
         break;
       }
       case "content_block_stop": {
-        const block = blocks[event.index];
+        const block = shown[event.index];
         const input: unknown = json[event.index] ? JSON.parse(json[event.index]) : undefined;
-        if (block?.type === "tool_use") block.input = input ?? {};
+        if (block?.type === "tool_call") block.input = input ?? {};
         const whole = raw[event.index];
         if (whole?.type === "text" && block?.type === "text") whole.text = block.text;
         else if (whole && input !== undefined) whole.input = input;
@@ -195,14 +189,14 @@ async function streamOnce(
     }
   }
   // An aborted or cut stream can end without an error: only message_stop means complete.
-  if (request.signal.aborted) throw new ProviderError("Stopped.", "aborted", blocks.filter(Boolean));
-  if (!complete) throw new ProviderError("The connection to the API was lost mid-answer.", "network", blocks.filter(Boolean));
-  return { content: blocks.filter(Boolean), blocks: raw.filter(Boolean), stopReason, usage, ...(container ? { container } : {}) };
+  if (request.signal.aborted) throw new ProviderError("Stopped.", "aborted");
+  if (!complete) throw new ProviderError("The connection to the API was lost mid-answer.", "network");
+  return { blocks: raw.filter(Boolean), stopReason, usage, ...(container ? { container } : {}) };
 }
 
 /** A failure in words for the person; what the provider said has the key redacted (a proxy may echo headers). */
-function describe(cause: unknown, partial: (TextBlock | ToolUseBlock)[], apiKey: string): ProviderError {
-  if (cause instanceof ProviderError) return cause;
+function describe(cause: unknown, partial: (TextBlock | ToolCallBlock)[], apiKey: string): ProviderError {
+  if (cause instanceof ProviderError) return new ProviderError(cause.message, cause.kind, partial, cause.retryAfterSeconds);
   const said = (cause as { apiMessage?: string | null })?.apiMessage ?? (cause instanceof Error ? cause.message : String(cause));
   const text = redactKey(said, apiKey);
   if (cause instanceof Anthropic.APIUserAbortError || (cause instanceof Error && cause.name === "AbortError")) {
@@ -214,7 +208,8 @@ function describe(cause: unknown, partial: (TextBlock | ToolUseBlock)[], apiKey:
   if (cause instanceof Anthropic.NotFoundError) {
     return new ProviderError(`Model not found: ${text}. Choose another model in Settings.`, "model", partial);
   }
-  if (cause instanceof Anthropic.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial);
+  const wait = retryAfter((cause as { headers?: Headers }).headers);
+  if (cause instanceof Anthropic.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
   if (cause instanceof Anthropic.BadRequestError) return new ProviderError(`The request was refused: ${text}`, "invalid", partial);
   if (cause instanceof Anthropic.APIConnectionError) {
     const offline = typeof navigator !== "undefined" && navigator.onLine === false;
@@ -224,18 +219,8 @@ function describe(cause: unknown, partial: (TextBlock | ToolUseBlock)[], apiKey:
   }
   const status = (cause as { status?: number })?.status;
   const type = (cause as { type?: string | null })?.type;
-  if (status === 529 || type === "overloaded_error") return new ProviderError(`The API is overloaded: ${text}`, "overloaded", partial);
-  if (typeof status === "number" && status >= 500) return new ProviderError(`The API failed (${status}): ${text}`, "server", partial);
+  if (status === 529 || type === "overloaded_error") return new ProviderError(`The API is overloaded: ${text}`, "overloaded", partial, wait);
+  if (typeof status === "number" && status >= 500) return new ProviderError(`The API failed (${status}): ${text}`, "server", partial, wait);
   if (cause instanceof Anthropic.APIError) return new ProviderError(`The API reported an error: ${text}`, "server", partial);
   return new ProviderError(text, "network", partial);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(new ProviderError("Stopped.", "aborted"));
-    });
-  });
 }

@@ -1,6 +1,7 @@
 import RUNNER from "./sandbox_runner.py?raw";
 import type { PythonError, RunStatus } from "../../../workers/python-api";
-import { ProviderError, streamMessage, type ApiBlock, type ProviderSettings, type StreamRequest } from "./client";
+import { ProviderError } from "../../chat/provider";
+import { streamMessage, type ApiBlock, type ProviderSettings, type StreamRequest } from "./client";
 
 /** The one version whose tool takes Python (`{code}`) instead of bash commands. */
 const LEGACY_TOOL = "code_execution_20250522";

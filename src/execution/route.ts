@@ -8,8 +8,10 @@ export interface RouteInput {
   /** Import names that Pyodide's lock file provides. */
   lockImports: ReadonlySet<string>;
   backend: Backend;
-  /** Whether an API key is set, so Anthropic's sandbox can be used. */
-  hasKey: boolean;
+  /** The sandbox code may go to: its name, and its provider's (for "Run on <provider>"). */
+  sandbox?: { label: string; provider: string };
+  /** Without a sandbox: what would give one, as a sentence. */
+  noSandbox: string;
   /** Never send code to the sandbox unasked (the Playground): say how to do it instead. */
   askFirst?: boolean;
 }
@@ -19,13 +21,13 @@ export type Route =
   | { where: "provider"; reason: string; modules: string[] }
   | { where: "unavailable"; reason: string; modules: string[] };
 
-const NO_KEY = "Add an Anthropic API key in Settings to run such code on Anthropic's sandbox.";
-const ASK = "Press Run on Anthropic to run it on Anthropic's sandbox.";
-
 /** Where a run would go to the provider: there, or `unavailable` with what would make it work. */
 function provider(input: Omit<RouteInput, "imports">, reason: string, modules: string[], why: string): Route {
-  if (!input.hasKey) return { where: "unavailable", reason: `${why}. ${NO_KEY}`, modules };
-  if (input.askFirst) return { where: "unavailable", reason: `${why}. ${ASK}`, modules };
+  if (!input.sandbox) return { where: "unavailable", reason: `${why}. ${input.noSandbox}`, modules };
+  if (input.askFirst) {
+    const ask = `Press Run on ${input.sandbox.provider} to run it on ${input.sandbox.label}.`;
+    return { where: "unavailable", reason: `${why}. ${ask}`, modules };
+  }
   return { where: "provider", reason, modules };
 }
 

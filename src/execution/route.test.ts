@@ -1,12 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { missingModules, moduleNotFound, route, routeAfterBrowserError, type RouteInput } from "./route";
 
+const SANDBOX = { label: "Anthropic's sandbox", provider: "Anthropic" };
+const NO_SANDBOX = "Add an Anthropic API key in Settings to run such code on Anthropic's sandbox.";
 const lockImports = new Set(["numpy", "pandas", "kilntiny"]);
 const input = (imports: string[], available: string[], rest: Partial<RouteInput> = {}): RouteInput => ({
   imports: { imports, available },
   lockImports,
   backend: "auto",
-  hasKey: true,
+  sandbox: SANDBOX,
+  noSandbox: NO_SANDBOX,
   ...rest,
 });
 
@@ -26,7 +29,7 @@ describe("route", () => {
   });
 
   it("without a key, says the run is unavailable and what would make it work", () => {
-    const decision = route(input(["torch"], [], { hasKey: false }));
+    const decision = route(input(["torch"], [], { sandbox: undefined }));
     expect(decision.where).toBe("unavailable");
     expect(decision).toMatchObject({ modules: ["torch"] });
     expect((decision as { reason: string }).reason).toMatch(/torch is not available in the browser\. Add an Anthropic API key in Settings/);
@@ -47,7 +50,7 @@ describe("route", () => {
 
   it("provider mode always routes to the provider, even for plain code", () => {
     expect(route(input([], [], { backend: "provider" }))).toMatchObject({ where: "provider", modules: [] });
-    expect(route(input(["json"], ["json"], { backend: "provider", hasKey: false })).where).toBe("unavailable");
+    expect(route(input(["json"], ["json"], { backend: "provider", sandbox: undefined })).where).toBe("unavailable");
   });
 
   it("finds the missing modules", () => {
@@ -57,7 +60,7 @@ describe("route", () => {
 
 describe("after a browser ModuleNotFoundError", () => {
   const error = (evalue: string) => ({ ename: "ModuleNotFoundError", evalue, traceback: "" });
-  const rest = { lockImports, backend: "auto" as const, hasKey: true };
+  const rest = { lockImports, backend: "auto" as const, sandbox: SANDBOX, noSandbox: NO_SANDBOX };
 
   it("reads the module name", () => {
     expect(moduleNotFound(error("No module named 'torch'"))).toBe("torch");
@@ -70,6 +73,6 @@ describe("after a browser ModuleNotFoundError", () => {
     expect(routeAfterBrowserError(error("No module named 'torch'"), rest)).toMatchObject({ where: "provider", modules: ["torch"] });
     expect(routeAfterBrowserError(error("No module named 'numpy'"), rest)).toEqual({ where: "browser" });
     expect(routeAfterBrowserError(error("No module named 'torch'"), { ...rest, backend: "browser" })).toEqual({ where: "browser" });
-    expect(routeAfterBrowserError(error("No module named 'torch'"), { ...rest, hasKey: false }).where).toBe("unavailable");
+    expect(routeAfterBrowserError(error("No module named 'torch'"), { ...rest, sandbox: undefined }).where).toBe("unavailable");
   });
 });

@@ -1,0 +1,75 @@
+import type { WorkerEvent } from "../../workers/python-api";
+import type { PythonSession } from "../runtime/python-session";
+import { browserBackend, type ExecutionBackend, type RunOutcome } from "./backend";
+import { route, routeAfterBrowserError, type Backend, type Route } from "./route";
+
+/** A provider's sandbox, as the router offers it. */
+export interface SandboxChoice {
+  backend: ExecutionBackend;
+  /** The provider's name, for "Run on <provider>". */
+  provider: string;
+}
+
+export interface RunCodeOptions {
+  session: PythonSession;
+  /** The Backend setting. */
+  backend: Backend;
+  /** The sandbox of the provider in use; absent when it has none or no key is set. */
+  sandbox?: SandboxChoice;
+  /** Without a sandbox: what would give one, as a sentence. */
+  noSandbox: string;
+  /** Never send code to the sandbox unasked: report `unavailable` with how to (the Playground). */
+  askFirst?: boolean;
+  /** Run on the sandbox whatever the imports (the person asked for it). */
+  forceSandbox?: boolean;
+  /** The run deadline in ms; 0 for none. Browser runs keep their session's own. */
+  deadlineMs: number;
+  /** Stop: whichever backend runs the code is stopped. */
+  signal: AbortSignal;
+  onEvent: (event: WorkerEvent) => void;
+}
+
+/** Run code where it can run: the browser, or the provider's sandbox (see route.ts). */
+export async function runCode(code: string, options: RunCodeOptions): Promise<RunOutcome> {
+  const { session, sandbox } = options;
+  const elsewhere = (reason: string) => sandbox!.backend.run(code, { ...options, reason });
+  if (options.forceSandbox) {
+    if (!sandbox) return unavailableResult({ where: "unavailable", reason: options.noSandbox, modules: [] });
+    return elsewhere("you asked to run it there");
+  }
+  const where = {
+    backend: options.backend,
+    sandbox: sandbox && { label: sandbox.backend.label, provider: sandbox.provider },
+    noSandbox: options.noSandbox,
+    askFirst: options.askFirst,
+  };
+  let decision: Route = { where: "browser" };
+  if (options.backend !== "browser") {
+    const info = await session.ready;
+    decision = route({ ...where, imports: await session.imports(code), lockImports: new Set(info.lockImports) });
+  }
+  if (decision.where === "unavailable") return unavailableResult(decision);
+  if (decision.where === "provider") return elsewhere(decision.reason);
+
+  const result = await browserBackend.run(code, { ...options, reason: "" });
+  if (result.status !== "error" || options.backend !== "auto") return result;
+  const info = await session.ready;
+  const retry = routeAfterBrowserError(result.error, { ...where, lockImports: new Set(info.lockImports) });
+  if (retry.where !== "provider") return result;
+  options.onEvent({ type: "stream", name: "stderr", text: `[${retry.reason}: running the code again on ${sandbox!.backend.label}]\n` });
+  return elsewhere(retry.reason);
+}
+
+function unavailableResult(decision: Extract<Route, { where: "unavailable" }>): RunOutcome {
+  const name = decision.modules[0];
+  return {
+    status: "unavailable",
+    missingModules: decision.modules,
+    error: {
+      ename: "ModuleNotFoundError",
+      evalue: decision.reason,
+      traceback: name ? `ModuleNotFoundError: No module named '${name}' (${decision.reason})` : decision.reason,
+    },
+    durationMs: 0,
+  };
+}

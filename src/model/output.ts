@@ -1,0 +1,28 @@
+import type { MimeBundle, PythonError, RunResult, StreamName } from "../../workers/python-api";
+
+/** What a run shows, in order. Plain data: it is saved as is. */
+export type OutputItem =
+  | { kind: "stream"; name: StreamName; text: string }
+  | { kind: "display"; data: MimeBundle }
+  | { kind: "value"; data: MimeBundle }
+  | { kind: "error"; error: PythonError }
+  | { kind: "input"; prompt: string; answer?: string }
+  /** `sandbox`: the badge of a run that happened somewhere other than the browser. */
+  | { kind: "notice"; tone: "info" | "warning" | "sandbox"; text: string };
+
+/** Where a run happened when it was not the browser: shown as a badge, told to the model. */
+export interface RanElsewhere {
+  /** Who ran it, in words: "Anthropic's sandbox". */
+  label: string;
+  /** Why it ran there, e.g. "torch is not available in the browser". */
+  reason: string;
+  /** What the person should know: a new sandbox, changed code, files brought back. */
+  notes: string[];
+  /** Variables set there do not persist between runs. */
+  stateless?: boolean;
+}
+
+/** A run's result, with where it ran when that was not the browser (added on the page side). */
+export interface RunOutcome extends RunResult {
+  ranOn?: RanElsewhere;
+}

@@ -1,0 +1,168 @@
+import OpenAI from "openai";
+import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
+import type { TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
+import { ProviderError, redactKey, type FinishReason, type TurnEvent } from "../../chat/provider";
+import { retryAfter, withRetries } from "../../chat/retry";
+import { checkApiBaseUrl } from "../../storage/settings";
+
+export const DEFAULT_BASE_URL = "http://localhost:11434/v1";
+
+export interface ServerSettings {
+  apiKey: string;
+  baseUrl: string;
+}
+
+export interface CompletionRequest {
+  model: string;
+  messages: ChatCompletionMessageParam[];
+  tools: ChatCompletionTool[];
+  maxTokens: number;
+  signal: AbortSignal;
+  onEvent: (event: TurnEvent) => void;
+}
+
+export interface CompletionReply {
+  content: (TextBlock | ToolCallBlock)[];
+  finish: FinishReason;
+  usage: Usage;
+}
+
+function client(settings: ServerSettings): { api: OpenAI; baseUrl: string } {
+  // Checked right before the key is handed over: a bad stored Base URL fails here instead of getting the key.
+  const checked = checkApiBaseUrl(settings.baseUrl.trim() || DEFAULT_BASE_URL);
+  if (!checked.ok) throw new ProviderError(`${checked.message} Fix it in Settings.`, "invalid");
+  const api = new OpenAI({
+    // Local servers take no key; the SDK wants one, and a server that ignores it gets a placeholder.
+    apiKey: settings.apiKey.trim() || "no-key",
+    baseURL: checked.url,
+    dangerouslyAllowBrowser: true,
+    maxRetries: 0, // Kiln retries itself, so the person sees it happen.
+  });
+  return { api, baseUrl: checked.url };
+}
+
+/** Model ids the server offers (`GET /models`). */
+export async function listModels(settings: ServerSettings, signal?: AbortSignal): Promise<string[]> {
+  const { api, baseUrl } = client(settings);
+  try {
+    const page = await api.models.list({ signal });
+    return page.data.map((model) => model.id);
+  } catch (cause) {
+    throw describe(cause, [], settings.apiKey, baseUrl);
+  }
+}
+
+/** One streamed Chat Completion, retrying what may pass. */
+export function streamCompletion(settings: ServerSettings, request: CompletionRequest): Promise<CompletionReply> {
+  return withRetries(
+    () => streamOnce(settings, request),
+    request.signal,
+    (retry) => request.onEvent({ type: "retry", ...retry }),
+  );
+}
+
+const FINISH: Record<string, FinishReason> = { stop: "end", tool_calls: "tool_calls", function_call: "tool_calls", length: "max_tokens", content_filter: "refusal" };
+
+async function streamOnce(settings: ServerSettings, request: CompletionRequest): Promise<CompletionReply> {
+  const { api, baseUrl } = client(settings);
+  const text: TextBlock = { type: "text", text: "" };
+  /** Tool calls by their stream index, assembled from deltas. */
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let finish: string | undefined;
+  const partial = () => (text.text ? [text] : []);
+  try {
+    const stream = await api.chat.completions.create(
+      {
+        model: request.model,
+        messages: request.messages,
+        tools: request.tools,
+        max_tokens: request.maxTokens,
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { signal: request.signal },
+    );
+    for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+      if (chunk.usage) usage.inputTokens = chunk.usage.prompt_tokens ?? 0;
+      if (chunk.usage) usage.outputTokens = chunk.usage.completion_tokens ?? 0;
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      const delta = choice.delta ?? {};
+      if (delta.content) {
+        text.text += delta.content;
+        request.onEvent({ type: "text", index: 0, text: delta.content });
+      }
+      for (const part of delta.tool_calls ?? []) {
+        const call = (calls[part.index] ??= { id: "", name: "", arguments: "" });
+        if (part.id) call.id = part.id;
+        if (part.function?.name) call.name += part.function.name;
+        if (part.function?.arguments) call.arguments += part.function.arguments;
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+  } catch (cause) {
+    throw describe(cause, partial(), settings.apiKey, baseUrl);
+  }
+  if (request.signal.aborted) throw new ProviderError("Stopped.", "aborted", partial());
+  if (!finish) throw new ProviderError("The connection to the model server was lost mid-answer.", "network", partial());
+  const content: (TextBlock | ToolCallBlock)[] = text.text ? [text] : [];
+  calls.filter(Boolean).forEach((call, i) => {
+    const block = toolCall(call, i);
+    content.push(block);
+    request.onEvent({ type: "block", index: content.length - 1, block });
+  });
+  return { content, finish: FINISH[finish] ?? "end", usage };
+}
+
+/** A streamed tool call as a block: its arguments parsed, or kept as sent when they are not a JSON object. */
+function toolCall(call: { id: string; name: string; arguments: string }, index: number): ToolCallBlock {
+  // Some servers send no id: one is made up, and sent back as the call's id.
+  const id = call.id || `call_kiln_${index}_${Math.random().toString(36).slice(2, 10)}`;
+  try {
+    const input: unknown = JSON.parse(call.arguments || "{}");
+    if (input && typeof input === "object" && !Array.isArray(input)) return { type: "tool_call", id, name: call.name, input };
+  } catch {
+    // Not JSON: kept as sent, below.
+  }
+  return { type: "tool_call", id, name: call.name, input: {}, invalidInput: call.arguments };
+}
+
+/** A failure in words for the person; what the server said has the key redacted. */
+function describe(cause: unknown, partial: TextBlock[], apiKey: string, baseUrl: string): ProviderError {
+  if (cause instanceof ProviderError) return cause;
+  const said = cause instanceof Error ? cause.message : String(cause);
+  const text = redactKey(said, apiKey);
+  if (cause instanceof OpenAI.APIUserAbortError || (cause instanceof Error && cause.name === "AbortError")) {
+    return new ProviderError("Stopped.", "aborted", partial);
+  }
+  if (cause instanceof OpenAI.AuthenticationError || cause instanceof OpenAI.PermissionDeniedError) {
+    return new ProviderError("The model server did not accept the API key. Check it in Settings.", "auth", partial);
+  }
+  if (cause instanceof OpenAI.NotFoundError) {
+    return new ProviderError(`Model not found on the server: ${text}. Choose another model.`, "model", partial);
+  }
+  const wait = retryAfter((cause as { headers?: Headers }).headers);
+  if (cause instanceof OpenAI.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
+  if (cause instanceof OpenAI.BadRequestError || cause instanceof OpenAI.UnprocessableEntityError) {
+    return new ProviderError(`The model server refused the request: ${text}`, "invalid", partial);
+  }
+  if (cause instanceof OpenAI.APIConnectionError) {
+    if (typeof navigator !== "undefined" && navigator.onLine === false) {
+      return new ProviderError("You are offline. Your message is saved; retry when you are back online.", "offline", partial);
+    }
+    const origin = typeof location !== "undefined" ? location.origin : "this page's origin";
+    return new ProviderError(
+      `Could not reach the model server at ${baseUrl}. Check that it is running. If it is, it must allow requests ` +
+        `from this page (CORS): for Ollama, set OLLAMA_ORIGINS=${origin} and restart it; in LM Studio, turn on ` +
+        `"Enable CORS" in the server settings; other servers need ${origin} in their allowed origins.`,
+      "network",
+      partial,
+    );
+  }
+  const status = (cause as { status?: number })?.status;
+  if (status === 503 || status === 529) return new ProviderError(`The model server is overloaded: ${text}`, "overloaded", partial, wait);
+  if (typeof status === "number" && status >= 500) return new ProviderError(`The model server failed (${status}): ${text}`, "server", partial, wait);
+  if (cause instanceof OpenAI.APIError) return new ProviderError(`The model server reported an error: ${text}`, "server", partial);
+  return new ProviderError(text, "network", partial);
+}

@@ -1,0 +1,94 @@
+import type { WorkerEvent } from "../../workers/python-api";
+import type { OutputItem, RunOutcome } from "../model/output";
+import { answerInput, applyEvent, applyResult } from "./output-model";
+
+/** What a view shows of its runs. */
+export interface RunView {
+  outputs: OutputItem[];
+  running: boolean;
+  /** `performance.now()` when the current or last run started. */
+  startedAt: number;
+  /** Runs finished so far. */
+  finishedRuns: number;
+}
+
+/** What a run produced: its outcome, every event in order, and the outputs shown. */
+export interface FinishedRun {
+  outcome: RunOutcome;
+  events: WorkerEvent[];
+  outputs: OutputItem[];
+}
+
+/** Runs a piece of code: where it goes is the caller's; Stop aborts `signal`. */
+export type Execute = (signal: AbortSignal, onEvent: (event: WorkerEvent) => void) => Promise<RunOutcome>;
+
+/**
+ * The one owner of a view's runs: its outputs, whether one is running, when it started,
+ * and Stop. The Playground, the widget and each chat cell use it.
+ */
+export class RunOwner {
+  private view: RunView;
+  private readonly listeners = new Set<() => void>();
+  private controller: AbortController | undefined;
+
+  constructor(outputs: OutputItem[] = []) {
+    this.view = { outputs, running: false, startedAt: 0, finishedRuns: 0 };
+  }
+
+  get current(): RunView {
+    return this.view;
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  /** Replace what is shown (saved outputs, a cleared view). */
+  show(outputs: OutputItem[]): void {
+    this.update({ outputs });
+  }
+
+  /** Run one piece of code; one at a time (a second call while one runs waits for it). */
+  async run(execute: Execute): Promise<FinishedRun> {
+    while (this.running) await this.running;
+    let done!: () => void;
+    this.running = new Promise<void>((resolve) => (done = resolve));
+    const controller = new AbortController();
+    this.controller = controller;
+    const events: WorkerEvent[] = [];
+    this.update({ outputs: [], running: true, startedAt: performance.now() });
+    let outcome: RunOutcome | undefined;
+    try {
+      outcome = await execute(controller.signal, (event) => {
+        events.push(event);
+        // The view's outputs, not a copy: an answer to input() given meanwhile stays.
+        this.update({ outputs: applyEvent(this.view.outputs, event) });
+      });
+      return { outcome, events, outputs: applyResult(this.view.outputs, outcome) };
+    } finally {
+      this.controller = undefined;
+      this.running = undefined;
+      const outputs = outcome ? applyResult(this.view.outputs, outcome) : this.view.outputs;
+      this.update({ outputs, running: false, finishedRuns: this.view.finishedRuns + 1 });
+      done();
+    }
+  }
+
+  private running: Promise<void> | undefined;
+
+  /** Stop the current run, wherever it runs. */
+  stop(): void {
+    this.controller?.abort();
+  }
+
+  /** Record the person's answer to the pending `input()` prompt. */
+  answered(text: string): void {
+    this.update({ outputs: answerInput(this.view.outputs, text) });
+  }
+
+  private update(change: Partial<RunView>): void {
+    this.view = { ...this.view, ...change };
+    for (const listener of this.listeners) listener();
+  }
+}
