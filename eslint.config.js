@@ -3,6 +3,37 @@ import globals from "globals";
 import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
+/** The SDKs of model providers, each allowed only in its provider's folder. */
+const SDKS = { anthropic: "@anthropic-ai/sdk", "openai-compatible": "openai" };
+
+/**
+ * The layers: a folder may import only from those below it. model → storage → runtime →
+ * execution, chat → providers → features. Each provider's SDK stays in its folder.
+ */
+function layer(files, forbiddenFolders, allowedSdk) {
+  const sdks = Object.entries(SDKS).filter(([id]) => id !== allowedSdk);
+  return {
+    files,
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            ...forbiddenFolders.map((folder) => ({
+              group: [`**/${folder}/*`, `**/${folder}`],
+              message: `This layer may not import from src/${folder}/ (see the README's Layout).`,
+            })),
+            ...sdks.map(([id, sdk]) => ({
+              group: [sdk, `${sdk}/*`],
+              message: `Only src/providers/${id}/ uses ${sdk}.`,
+            })),
+          ],
+        },
+      ],
+    },
+  };
+}
+
 export default tseslint.config(
   { ignores: ["dist", "node_modules", "test-results", "playwright-report"] },
   {
@@ -21,4 +52,11 @@ export default tseslint.config(
     plugins: { "react-hooks": reactHooks },
     rules: reactHooks.configs.recommended.rules,
   },
+  layer(["src/**/*.{ts,tsx}"], [], undefined),
+  layer(["src/model/**"], ["storage", "runtime", "execution", "chat", "providers", "features", "embed", "components"], undefined),
+  layer(["src/storage/**"], ["runtime", "execution", "chat", "providers", "features", "embed", "components"], undefined),
+  layer(["src/runtime/**"], ["execution", "chat", "providers", "features", "embed", "components"], undefined),
+  layer(["src/execution/**", "src/chat/**"], ["providers", "features", "embed", "components"], undefined),
+  layer(["src/providers/anthropic/**"], ["features", "embed", "components"], "anthropic"),
+  layer(["src/providers/openai-compatible/**"], ["features", "embed", "components"], "openai-compatible"),
 );
