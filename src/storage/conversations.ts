@@ -2,10 +2,21 @@ import type { SessionSnapshot } from "../../workers/python-api";
 import type { ChatMessage, Conversation } from "../model/conversation";
 import { openAppDb } from "./db";
 
-/** Newest first. */
-export async function listConversations(): Promise<Conversation[]> {
+/**
+ * Every conversation, newest first; with none, `first` is saved and is the list. One transaction:
+ * two callers at once (a view mounted twice) find the same first conversation.
+ */
+export async function listOrStartConversations(first: () => Conversation): Promise<Conversation[]> {
   const db = await openAppDb();
-  return (await db.getAllFromIndex("conversations", "updatedAt")).reverse();
+  const tx = db.transaction("conversations", "readwrite");
+  const list = (await tx.store.index("updatedAt").getAll()).reverse();
+  if (!list.length) {
+    const created = first();
+    await tx.store.put(created);
+    list.push(created);
+  }
+  await tx.done;
+  return list;
 }
 
 export async function saveConversation(conversation: Conversation): Promise<void> {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { NEW_TITLE, type Conversation } from "../../model/conversation";
-import { deleteConversation, listConversations, saveConversation } from "../../storage/conversations";
+import { deleteConversation, listOrStartConversations, saveConversation } from "../../storage/conversations";
 import { disposeSession } from "../../runtime/use-python-session";
 import { useSettings } from "../settings/settings-context";
 import { ConversationList } from "./ConversationList";
@@ -18,12 +18,7 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
   const [activeId, setActiveId] = useState<string>();
 
   useEffect(() => {
-    void listConversations().then(async (list) => {
-      if (!list.length) {
-        const first = newConversation();
-        await saveConversation(first);
-        list = [first];
-      }
+    void listOrStartConversations(newConversation).then((list) => {
       setConversations(list);
       setActiveId(list[0].id);
     });
