@@ -14,8 +14,10 @@
  * Below, paths are given without the `/<token>` prefix.
  *
  * The app's `@anthropic-ai/sdk` client takes that `url` as its `baseURL`. The server answers like the real API:
- * - `POST /v1/messages`: the next scripted reply, as SSE (`stream: true`) or as one message JSON. Requests are
- *   validated first (model, max_tokens, alternating roles, tool_use/tool_result pairing, tool shapes, the
+ * - `POST /v1/messages`: the next scripted reply, as SSE (`stream: true`) or as one message JSON.
+ *   Scripted `thinking` blocks stream as `thinking_delta` pieces and a `signature_delta`, as with extended
+ *   thinking; a thinking block sent back without its signature is refused.
+ *   Requests are validated first (model, max_tokens, alternating roles, tool_use/tool_result pairing, tool shapes, the
  *   `container` and every `container_upload` file id): a 400 `invalid_request_error` otherwise.
  * - `GET /v1/models` and `GET /v1/models/{id}`.
  * - Files API: `POST /v1/files` (multipart field `file`, at most 500 MB, else 413), `GET /v1/files`,
@@ -77,7 +79,11 @@ import { constants as osConstants, tmpdir } from "node:os";
 import { basename, extname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-export type ScriptBlock = { type: "text"; text: string } | { type: "tool_use"; name: string; input: unknown; id?: string };
+export type ScriptBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; name: string; input: unknown; id?: string }
+  /** Extended thinking: streamed as `thinking_delta` pieces, then its `signature_delta`. */
+  | { type: "thinking"; thinking: string; signature?: string };
 export type StopReason = "end_turn" | "tool_use" | "pause_turn" | "max_tokens";
 /** The `error_code`s of a code execution result (`output_file_too_large` exists for the bash versions only). */
 export type ExecErrorCode = "unavailable" | "too_many_requests" | "execution_time_exceeded" | "output_file_too_large" | "invalid_tool_input";
@@ -211,7 +217,15 @@ function invalid(body: Json): string | null {
     if (isObject(previous) && previous.role === message.role) {
       return `messages: roles must alternate between "user" and "assistant", but found multiple "${message.role}" roles in a row`;
     }
-    if (message.role !== "user") continue;
+    if (message.role !== "user") {
+      // A thinking block goes back whole: with the signature that proves it unchanged.
+      for (const [m, block] of (Array.isArray(message.content) ? message.content : []).entries()) {
+        if (isObject(block) && block.type === "thinking" && (typeof block.signature !== "string" || !block.signature)) {
+          return `messages.${n}.content.${m}.thinking.signature: Field required`;
+        }
+      }
+      continue;
+    }
     // tool_result blocks answer the tool_use blocks of the assistant message just before, all of them.
     const asked = isObject(previous) ? blocksOf(previous, "tool_use").map((block) => block.id) : [];
     const answered = blocksOf(message, "tool_result").map((block) => block.tool_use_id);
@@ -642,7 +656,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     if ("status" in reply) return sendJson(res, reply.status, { type: "error", error: reply.error }, reply.headers);
     if (!("content" in reply)) return sendError(res, 500, "api_error", "execute reply out of turn"); // answered above
     const content = reply.content.map((block): Json =>
-      block.type === "tool_use" ? { type: "tool_use", id: block.id ?? id("toolu_01"), name: block.name, input: block.input ?? {} } : block,
+      block.type === "tool_use"
+        ? { type: "tool_use", id: block.id ?? id("toolu_01"), name: block.name, input: block.input ?? {} }
+        : block.type === "thinking"
+          ? { type: "thinking", thinking: block.thinking, signature: block.signature ?? `sig_${randomBytes(12).toString("base64url")}` }
+          : block,
     );
     const stopReason = reply.stop_reason ?? (content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn");
     await sendMessage(req, res, body, content, { ...reply, stopReason });
@@ -781,6 +799,10 @@ async function sendMessage(req: IncomingMessage, res: ServerResponse, body: Json
     if (block.type === "text") {
       await send("content_block_start", { index, content_block: { type: "text", text: "" } });
       for (const text of chunks(String(block.text))) await send("content_block_delta", { index, delta: { type: "text_delta", text } });
+    } else if (block.type === "thinking") {
+      await send("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } });
+      for (const thinking of chunks(String(block.thinking))) await send("content_block_delta", { index, delta: { type: "thinking_delta", thinking } });
+      await send("content_block_delta", { index, delta: { type: "signature_delta", signature: block.signature } });
     } else if (block.type === "tool_use" || block.type === "server_tool_use") {
       await send("content_block_start", { index, content_block: { ...block, input: {} } });
       for (const json of ["", ...chunks(JSON.stringify(block.input))]) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkApiBaseUrl, DEFAULT_SETTINGS, mergeSettings, PYODIDE_VERSION, PYTHON_VERSION } from "./settings";
+import { checkApiBaseUrl, DEFAULT_SETTINGS, EMPTY_PROVIDER_CONFIG, mergeSettings, PYODIDE_VERSION, PYTHON_VERSION } from "./settings";
 import pyodidePackage from "pyodide/package.json";
 import lock from "pyodide/pyodide-lock.json";
 
@@ -16,6 +16,18 @@ describe("settings", () => {
       runTimeoutSeconds: 5,
     });
     expect(mergeSettings(null)).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it("reads settings of the one-key schema as the Anthropic provider's, and keeps keys per provider", () => {
+    const old = { apiKey: "sk-ant-old", model: "claude-x", baseUrl: "https://proxy.example", rememberKey: false, maxTokens: 100 };
+    expect(mergeSettings(old)).toEqual({
+      ...DEFAULT_SETTINGS,
+      maxTokens: 100,
+      provider: "anthropic",
+      providers: { anthropic: { ...EMPTY_PROVIDER_CONFIG, apiKey: "sk-ant-old", model: "claude-x", baseUrl: "https://proxy.example", rememberKey: false } },
+    });
+    const current = { providers: { "openai-compatible": { baseUrl: "http://localhost:11434/v1", apiKey: 5 } } };
+    expect(mergeSettings(current).providers).toEqual({ "openai-compatible": { ...EMPTY_PROVIDER_CONFIG, baseUrl: "http://localhost:11434/v1" } });
   });
 
   it("lets the key go to https:, or to http: on this machine only", () => {
