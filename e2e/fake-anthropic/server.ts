@@ -70,7 +70,7 @@
  * - `POST /__kiln/reset` `{key}` clears the key's queue, requests, files and containers.
  */
 import { spawn } from "node:child_process";
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -78,6 +78,7 @@ import type { AddressInfo } from "node:net";
 import { constants as osConstants, tmpdir } from "node:os";
 import { basename, extname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { routedUrl } from "../support/token-route.ts";
 
 export type ScriptBlock =
   | { type: "text"; text: string }
@@ -312,26 +313,6 @@ export interface FakeAnthropic {
   token: string;
   /** Stops the server, kills running code, and removes every temp folder. */
   close: () => Promise<void>;
-}
-
-/**
- * A request's URL with the path after `/<token>` (`/<token>/v1/messages?x` → `/v1/messages?x`), or null when
- * its path does not start with `/<token>/` (or the request target does not parse).
- */
-function routedUrl(target: string, token: Buffer): URL | null {
-  let url: URL;
-  try {
-    url = new URL(target, "http://localhost");
-  } catch {
-    return null;
-  }
-  const end = url.pathname.indexOf("/", 1);
-  if (end < 0) return null;
-  const given = Buffer.from(url.pathname.slice(1, end), "utf8");
-  // timingSafeEqual needs equal lengths; the length of the token is no secret.
-  if (given.length !== token.length || !timingSafeEqual(given, token)) return null;
-  url.pathname = url.pathname.slice(end);
-  return url;
 }
 
 export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {

@@ -2,12 +2,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startFakeAnthropic } from "../fake-anthropic/server.ts";
+import { startFakeOpenAI } from "../fake-openai/server.ts";
 import { buildPackageFixtures, servePackages } from "./package-fixtures.ts";
 
 /**
- * Builds the test wheels and lock file, serves them, and starts the stand-in Anthropic API on a free port.
- * Its URL (the Base URL, with the run's secret token) goes to `KILN_FAKE_ANTHROPIC_URL`: Playwright runs this in
- * its main process and the test workers, started afterwards, inherit that environment (see e2e/support/chat.ts).
+ * Builds the test wheels and lock file, serves them, and starts the stand-in Anthropic API and the stand-in
+ * OpenAI-compatible server on free ports. Their URLs (with the run's secret tokens) go to `KILN_FAKE_ANTHROPIC_URL`
+ * (the Base URL) and `KILN_FAKE_OPENAI_URL` (a test's Base URL adds `/<session>/v1`): Playwright runs this in its
+ * main process and the test workers, started afterwards, inherit that environment (see e2e/support/chat.ts and
+ * e2e/support/openai.ts).
  */
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const dir = mkdtempSync(path.join(tmpdir(), "kiln-packages-"));
@@ -15,9 +18,13 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const server = await servePackages(dir);
   const anthropic = await startFakeAnthropic();
   process.env.KILN_FAKE_ANTHROPIC_URL = anthropic.url;
+  const openai = await startFakeOpenAI();
+  process.env.KILN_FAKE_OPENAI_URL = openai.url;
   return async () => {
     delete process.env.KILN_FAKE_ANTHROPIC_URL;
+    delete process.env.KILN_FAKE_OPENAI_URL;
     await anthropic.close();
+    await openai.close();
     await new Promise((resolve) => server.close(resolve));
     rmSync(dir, { recursive: true, force: true });
   };
