@@ -4,14 +4,15 @@ import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
 /** The SDKs of model providers, each allowed only in its provider's folder. */
-const SDKS = { anthropic: "@anthropic-ai/sdk", "openai-compatible": "openai" };
+const SDKS = { anthropic: ["@anthropic-ai/sdk"], openai: ["openai"], "openai-compatible": ["openai"], gemini: ["@google/genai"] };
 
 /**
  * The layers: a folder may import only from those below it. model → storage → runtime →
  * execution, chat → providers → features. Each provider's SDK stays in its folder.
  */
 function layer(files, forbiddenFolders, allowedSdk) {
-  const sdks = Object.entries(SDKS).filter(([id]) => id !== allowedSdk);
+  const allowed = new Set(SDKS[allowedSdk] ?? []);
+  const sdks = [...new Set(Object.values(SDKS).flat())].filter((sdk) => !allowed.has(sdk));
   return {
     files,
     rules: {
@@ -23,9 +24,9 @@ function layer(files, forbiddenFolders, allowedSdk) {
               group: [`**/${folder}/*`, `**/${folder}`],
               message: `This layer may not import from src/${folder}/ (see the README's Layout).`,
             })),
-            ...sdks.map(([id, sdk]) => ({
-              group: [sdk, `${sdk}/*`],
-              message: `Only src/providers/${id}/ uses ${sdk}.`,
+            ...sdks.map((sdk) => ({
+              regex: `^${sdk.replace(/[/.]/g, "\\$&")}(/|$)`,
+              message: `Only its provider's folder in src/providers/ uses ${sdk}.`,
             })),
           ],
         },
@@ -59,4 +60,6 @@ export default tseslint.config(
   layer(["src/execution/**", "src/chat/**"], ["providers", "features", "embed", "components"], undefined),
   layer(["src/providers/anthropic/**"], ["features", "embed", "components"], "anthropic"),
   layer(["src/providers/openai-compatible/**"], ["features", "embed", "components"], "openai-compatible"),
+  layer(["src/providers/openai/**"], ["features", "embed", "components"], "openai"),
+  layer(["src/providers/gemini/**"], ["features", "embed", "components"], "gemini"),
 );

@@ -68,7 +68,7 @@ export default defineConfig(({ mode }) => ({
     },
   },
   test: {
-    include: ["src/**/*.test.{ts,tsx}", "workers/**/*.test.ts", "vite/**/*.test.ts", "e2e/fake-anthropic/**/*.test.ts", "e2e/fake-openai/**/*.test.ts", "scripts/**/*.test.ts"],
+    include: ["src/**/*.test.{ts,tsx}", "workers/**/*.test.ts", "vite/**/*.test.ts", "e2e/fake-anthropic/**/*.test.ts", "e2e/fake-openai/**/*.test.ts", "e2e/fake-gemini/**/*.test.ts", "scripts/**/*.test.ts"],
     environment: "node",
     testTimeout: 30_000,
     // A test.only left in would silently skip the rest.

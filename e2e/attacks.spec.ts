@@ -132,7 +132,8 @@ test("hostile Python in a chat tool call has no network and cannot reach the key
   await answered(page, "All done.");
 
   const cells = page.getByRole("region", { name: "Python cell" });
-  const report = parseReport(await cells.nth(1).innerText());
+  // textContent: a long output block scrolled out of view is not rendered (content-visibility), so not in innerText.
+  const report = parseReport((await cells.nth(1).locator(".cell-output").textContent()) ?? "");
   expectAttackFailed(report, { network: false });
   expect(hitsFrom("chat")).toEqual([]);
   await expect(cells.nth(2)).toContainText("OUTPUT-SHOWN");

@@ -1,5 +1,5 @@
 import { expect } from "@playwright/test";
-import type { RecordedRequest, Reply, SessionConfig } from "../fake-openai/server";
+import type { ContainerSnapshot, RecordedRequest, Reply, ResponsesReply, SessionConfig } from "../fake-openai/server";
 
 /**
  * The stand-in OpenAI-compatible server's URL, `http://127.0.0.1:<port>/<token>` (the route prefix is the run's
@@ -27,7 +27,7 @@ async function control(route: string, body: unknown): Promise<void> {
   expect(response.ok, `${route}: ${response.status} ${await response.clone().text()}`).toBe(true);
 }
 
-/** Queue the session's next replies: each chat completions request takes one. */
+/** Queue the session's next Chat Completions replies: each chat completions request takes one. */
 export async function scriptOpenAI(session: string, replies: Reply[]): Promise<void> {
   await control("script", { session, replies });
 }
@@ -35,6 +35,29 @@ export async function scriptOpenAI(session: string, replies: Reply[]): Promise<v
 /** Every chat completions request the session received (refused ones included), in order. */
 export async function openaiRequests(session: string): Promise<RecordedRequest[]> {
   return (await fetch(`${serverUrl()}/__kiln/requests?session=${encodeURIComponent(session)}`)).json();
+}
+
+/** Queue the session's next Responses API replies: each `POST /v1/responses` request takes one. */
+export async function scriptResponses(session: string, replies: ResponsesReply[]): Promise<void> {
+  await control("script-responses", { session, replies });
+}
+
+/** Every Responses API request the session received (refused ones included), in order. */
+export async function openaiResponsesRequests(session: string): Promise<RecordedRequest[]> {
+  return (await fetch(`${serverUrl()}/__kiln/responses-requests?session=${encodeURIComponent(session)}`)).json();
+}
+
+/**
+ * The session's containers (made through the Containers API or by the code interpreter's auto mode): status,
+ * temp folder, whether an interpreter runs, and their files (each `path` a real path on this host).
+ */
+export async function openaiContainers(session: string): Promise<ContainerSnapshot[]> {
+  return (await fetch(`${serverUrl()}/__kiln/containers?session=${encodeURIComponent(session)}`)).json();
+}
+
+/** Expire a container now, as 20 idle minutes would: its interpreter stops and its files are gone. */
+export async function expireContainer(id: string): Promise<void> {
+  await control("expire-container", { id });
 }
 
 /** Change how the session's server behaves: CORS headers, the models it lists, a key it requires. */

@@ -15,6 +15,8 @@ export type ToolCallBlock = {
   input: unknown;
   /** The arguments as the model sent them, when they were not valid JSON (then `input` is `{}`). */
   invalidInput?: string;
+  /** What its provider needs back with it (a signature, its own item id); other providers never see it. */
+  meta?: { provider: string; data: unknown };
 };
 export type ToolResultBlock = {
   type: "tool_result";

@@ -4,10 +4,12 @@ import type { SandboxChoice } from "../execution/run-code";
 import { loadSandbox, saveSandbox } from "../storage/sandboxes";
 import { providerConfig, type ProviderConfig, type Settings } from "../storage/settings";
 import { anthropic } from "./anthropic/provider";
+import { gemini } from "./gemini/provider";
+import { openai } from "./openai/provider";
 import { openaiCompatible } from "./openai-compatible/provider";
 
 /** Every provider Kiln can talk to, in the order Settings shows them. */
-export const PROVIDERS: readonly ProviderKind[] = [anthropic, openaiCompatible];
+export const PROVIDERS: readonly ProviderKind[] = [anthropic, openai, gemini, openaiCompatible];
 
 export const providerKind = (id: string): ProviderKind | undefined => PROVIDERS.find((kind) => kind.id === id);
 
@@ -50,7 +52,10 @@ export function sandboxChoice(provider: Provider | undefined): SandboxChoice | u
 /** Without a sandbox: what would give one. */
 export function noSandboxReason(current?: Provider): string {
   const withSandbox = PROVIDERS.filter((kind) => kind.sandbox);
-  const add = withSandbox.map((kind) => `Add an ${kind.label} API key in Settings to run such code on ${kind.sandbox!.label}.`).join(" ");
+  const article = (label: string) => (/^[AEIOU]/.test(label) ? "an" : "a");
+  const [first, ...rest] = withSandbox;
+  const more = rest.map((kind) => `${article(kind.label)} ${kind.label} key for ${kind.sandbox!.label}`).join(", or ");
+  const add = `Add ${article(first.label)} ${first.label} API key in Settings to run such code on ${first.sandbox!.label}${more ? ` (or ${more})` : ""}.`;
   if (!current) return add;
   const others = withSandbox.map((kind) => kind.label).join(" or ");
   return `${current.label} servers have no code sandbox: choose a model from ${others} to run such code on its sandbox.`;

@@ -3,7 +3,8 @@ import { safeRelativePath } from "../../../workers/file-paths";
 import { ProviderError, type SandboxStore } from "../../chat/provider";
 import type { BackendRun, ExecutionBackend, RunOutcome } from "../../execution/backend";
 import { downloadFile, uploadFile, type ProviderSettings } from "./client";
-import { errorFromStderr, runInSandbox, sandboxProgram, type SandboxFile } from "./sandbox";
+import { errorFromStderr } from "../../execution/traceback";
+import { runInSandbox, sandboxProgram, type SandboxFile } from "./sandbox";
 import { PROVIDER_ID } from "./wire";
 
 export const SANDBOX_LABEL = "Anthropic's sandbox";

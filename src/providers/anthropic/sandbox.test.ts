@@ -4,7 +4,8 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeToolError, errorFromStderr, readExecution, sandboxProgram } from "./sandbox";
+import { errorFromStderr } from "../../execution/traceback";
+import { describeToolError, readExecution, sandboxProgram } from "./sandbox";
 
 const BASH = "code_execution_20260521";
 const LEGACY = "code_execution_20250522";

@@ -1,5 +1,5 @@
 import RUNNER from "./sandbox_runner.py?raw";
-import type { PythonError, RunStatus } from "../../../workers/python-api";
+import type { RunStatus } from "../../../workers/python-api";
 import { ProviderError } from "../../chat/provider";
 import { streamMessage, type ApiBlock, type ProviderSettings, type StreamRequest } from "./client";
 
@@ -222,16 +222,4 @@ async function converse(request: SandboxRequest, container: string | undefined, 
     }
     return { ...execution, ...(reply.container ? { container: reply.container } : {}) };
   }
-}
-
-/** The error a failed runner printed last (`Name: message`), as the browser reports errors. */
-export function errorFromStderr(stderr: string, returnCode: number): PythonError {
-  const lines = stderr.trimEnd().split("\n");
-  const last = lines[lines.length - 1] ?? "";
-  const match = /^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Warning|Exit)|[A-Z]\w*): ?(.*)$/.exec(last);
-  if (match && stderr.includes("Traceback")) {
-    const start = lines.findLastIndex((line) => line.startsWith("Traceback"));
-    return { ename: match[1].split(".").pop()!, evalue: match[2], traceback: lines.slice(start).join("\n") };
-  }
-  return { ename: "SystemExit", evalue: String(returnCode), traceback: `SystemExit: ${returnCode}` };
 }

@@ -27,9 +27,12 @@ export interface CompletionReply {
   usage: Usage;
 }
 
-function client(settings: ServerSettings): { api: OpenAI; baseUrl: string } {
-  // Checked right before the key is handed over: a bad stored Base URL fails here instead of getting the key.
-  const checked = checkApiBaseUrl(settings.baseUrl.trim() || DEFAULT_BASE_URL);
+const client = (settings: ServerSettings) => sdkClient(settings, DEFAULT_BASE_URL);
+
+/** An `openai` SDK client for `settings`, whose Base URL is checked right before the key is handed over. */
+export function sdkClient(settings: ServerSettings, defaultBaseUrl: string): { api: OpenAI; baseUrl: string } {
+  // A bad stored Base URL fails here instead of getting the key.
+  const checked = checkApiBaseUrl(settings.baseUrl.trim() || defaultBaseUrl);
   if (!checked.ok) throw new ProviderError(`${checked.message} Fix it in Settings.`, "invalid");
   const api = new OpenAI({
     // Local servers take no key; the SDK wants one, and a server that ignores it gets a placeholder.
@@ -128,8 +131,30 @@ function toolCall(call: { id: string; name: string; arguments: string }, index: 
   return { type: "tool_call", id, name: call.name, input: {}, invalidInput: call.arguments };
 }
 
-/** A failure in words for the person; what the server said has the key redacted. */
-function describe(cause: unknown, partial: TextBlock[], apiKey: string, baseUrl: string): ProviderError {
+/** How a provider speaking through the `openai` SDK words its failures. */
+export interface FailureWords {
+  /** The server, as in "The model server refused the request". */
+  server: string;
+  /** What is known when nothing came back (no connection, or an answer without CORS headers). */
+  unreachable: string;
+}
+
+const localServer = (baseUrl: string): FailureWords => {
+  const origin = typeof location !== "undefined" ? location.origin : "this page's origin";
+  return {
+    server: "The model server",
+    unreachable:
+      `Could not reach the model server at ${baseUrl}. Check that it is running. If it is, it must allow requests ` +
+      `from this page (CORS): for Ollama, set OLLAMA_ORIGINS=${origin} and restart it; in LM Studio, turn on ` +
+      `"Enable CORS" in the server settings; other servers need ${origin} in their allowed origins.`,
+  };
+};
+
+const describe = (cause: unknown, partial: TextBlock[], apiKey: string, baseUrl: string) =>
+  describeFailure(cause, partial, apiKey, localServer(baseUrl));
+
+/** A failure of the `openai` SDK in words for the person; what the server said has the key redacted. */
+export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: string, words: FailureWords): ProviderError {
   if (cause instanceof ProviderError) return cause;
   const said = cause instanceof Error ? cause.message : String(cause);
   const text = redactKey(said, apiKey);
@@ -137,32 +162,25 @@ function describe(cause: unknown, partial: TextBlock[], apiKey: string, baseUrl:
     return new ProviderError("Stopped.", "aborted", partial);
   }
   if (cause instanceof OpenAI.AuthenticationError || cause instanceof OpenAI.PermissionDeniedError) {
-    return new ProviderError("The model server did not accept the API key. Check it in Settings.", "auth", partial);
+    return new ProviderError(`${words.server} did not accept the API key. Check it in Settings.`, "auth", partial);
   }
   if (cause instanceof OpenAI.NotFoundError) {
-    return new ProviderError(`Model not found on the server: ${text}. Choose another model.`, "model", partial);
+    return new ProviderError(`Model not found: ${text}. Choose another model.`, "model", partial);
   }
   const wait = retryAfter((cause as { headers?: Headers }).headers);
   if (cause instanceof OpenAI.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
   if (cause instanceof OpenAI.BadRequestError || cause instanceof OpenAI.UnprocessableEntityError) {
-    return new ProviderError(`The model server refused the request: ${text}`, "invalid", partial);
+    return new ProviderError(`${words.server} refused the request: ${text}`, "invalid", partial);
   }
   if (cause instanceof OpenAI.APIConnectionError) {
     if (typeof navigator !== "undefined" && navigator.onLine === false) {
       return new ProviderError("You are offline. Your message is saved; retry when you are back online.", "offline", partial);
     }
-    const origin = typeof location !== "undefined" ? location.origin : "this page's origin";
-    return new ProviderError(
-      `Could not reach the model server at ${baseUrl}. Check that it is running. If it is, it must allow requests ` +
-        `from this page (CORS): for Ollama, set OLLAMA_ORIGINS=${origin} and restart it; in LM Studio, turn on ` +
-        `"Enable CORS" in the server settings; other servers need ${origin} in their allowed origins.`,
-      "network",
-      partial,
-    );
+    return new ProviderError(words.unreachable, "network", partial);
   }
   const status = (cause as { status?: number })?.status;
-  if (status === 503 || status === 529) return new ProviderError(`The model server is overloaded: ${text}`, "overloaded", partial, wait);
-  if (typeof status === "number" && status >= 500) return new ProviderError(`The model server failed (${status}): ${text}`, "server", partial, wait);
-  if (cause instanceof OpenAI.APIError) return new ProviderError(`The model server reported an error: ${text}`, "server", partial);
+  if (status === 503 || status === 529) return new ProviderError(`${words.server} is overloaded: ${text}`, "overloaded", partial, wait);
+  if (typeof status === "number" && status >= 500) return new ProviderError(`${words.server} failed (${status}): ${text}`, "server", partial, wait);
+  if (cause instanceof OpenAI.APIError) return new ProviderError(`${words.server} reported an error: ${text}`, "server", partial);
   return new ProviderError(text, "network", partial);
 }

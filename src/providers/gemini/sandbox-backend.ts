@@ -1,0 +1,110 @@
+import type { Part } from "@google/genai";
+import type { FileInfo } from "../../../workers/python-api";
+import type { BackendRun, ExecutionBackend, RunOutcome } from "../../execution/backend";
+import { errorFromStderr } from "../../execution/traceback";
+import { client, describe, type GeminiSettings } from "./client";
+
+export const SANDBOX_LABEL = "Gemini's sandbox";
+
+/** Files sent along inline; larger ones are left out (the request has a size limit). */
+const MAX_INLINE_BYTES = 15 * 1024 * 1024;
+
+const SYSTEM =
+  "You are the code runner of Kiln, an app that runs a person's Python. Run exactly the code you are given with code " +
+  "execution, once, unchanged, and nothing else. Do not explain: when it has run, answer with the single word Done.";
+
+function filesUsedBy(code: string, files: readonly FileInfo[]): FileInfo[] {
+  return files.filter((file) => file.size <= MAX_INLINE_BYTES && (code.includes(file.path) || code.includes(file.path.split("/").pop()!)));
+}
+
+function base64(data: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < data.length; i += 0x8000) text += String.fromCharCode(...data.subarray(i, i + 0x8000));
+  return btoa(text);
+}
+
+const mimeOf = (name: string) =>
+  /\.csv$/i.test(name) ? "text/csv" : /\.(txt|py|md|json)$/i.test(name) ? "text/plain" : /\.png$/i.test(name) ? "image/png" : "application/octet-stream";
+
+/**
+ * Gemini's code execution as an execution backend. It keeps nothing between runs: each run
+ * starts fresh, with the person's files it names sent along inline, for at most about 30 s.
+ */
+export function geminiSandbox(settings: GeminiSettings, model: string): ExecutionBackend {
+  return { label: SANDBOX_LABEL, stateless: true, run: (code, run) => runOnce(code, run, settings, model) };
+}
+
+async function runOnce(code: string, run: BackendRun, settings: GeminiSettings, model: string): Promise<RunOutcome> {
+  const started = performance.now();
+  const controller = new AbortController();
+  const onAbort = () => controller.abort();
+  run.signal.addEventListener("abort", onAbort);
+  let timedOut = false;
+  const timer = run.deadlineMs > 0 ? setTimeout(() => ((timedOut = true), controller.abort()), run.deadlineMs) : undefined;
+  const notes: string[] = ["Gemini's sandbox keeps nothing between runs: variables set there are gone after this run."];
+  const finish = (result: Omit<RunOutcome, "durationMs" | "ranOn">): RunOutcome => ({
+    ...result,
+    durationMs: performance.now() - started,
+    ranOn: { label: SANDBOX_LABEL, reason: run.reason, notes, stateless: true },
+  });
+  try {
+    run.onEvent({ type: "progress", message: `Running on ${SANDBOX_LABEL}…` });
+    const files: Part[] = [];
+    const names: string[] = [];
+    for (const file of filesUsedBy(code, await run.session.listFiles())) {
+      const name = file.path.split("/").pop()!;
+      names.push(name);
+      files.push({ inlineData: { mimeType: mimeOf(name), data: base64(await run.session.readFile(file.path)), displayName: name } });
+    }
+    const attached = names.length ? `\n\nThe attached files are, in order: ${names.join(", ")}.` : "";
+    const response = await client(settings).models.generateContent({
+      model,
+      contents: [
+        {
+          role: "user",
+          parts: [{ text: `Run this Python code with code execution, exactly as written, once:\n\n\`\`\`python\n${code}\n\`\`\`${attached}` }, ...files],
+        },
+      ],
+      config: { systemInstruction: SYSTEM, tools: [{ codeExecution: {} }], abortSignal: controller.signal },
+    });
+    const ran: string[] = [];
+    let outcome: string | undefined;
+    let output = "";
+    for (const part of response.candidates?.[0]?.content?.parts ?? []) {
+      if (part.executableCode) ran.push(part.executableCode.code ?? "");
+      else if (part.codeExecutionResult) {
+        outcome = part.codeExecutionResult.outcome;
+        output += part.codeExecutionResult.output ?? "";
+      } else if (part.inlineData?.data && /^image\/(png|jpeg)$/.test(part.inlineData.mimeType ?? "")) {
+        run.onEvent({ type: "display", data: { [part.inlineData.mimeType!]: part.inlineData.data } });
+      }
+    }
+    const clean = (text: string) => text.replace(/\s+$/, "");
+    if (ran.length && (ran.length !== 1 || clean(ran[0]) !== clean(code))) {
+      notes.push(`The model did not run the code exactly as given. What ran:\n${ran.join("\n\n")}`);
+    }
+    const error = outcome === "OUTCOME_FAILED" || output.includes("Traceback (most recent call last)") ? errorFromStderr(output, 1) : undefined;
+    const shown = error && output.includes("Traceback") ? output.slice(0, output.lastIndexOf("Traceback")) : output;
+    if (shown && !(error && error.ename === "SystemExit" && !output.includes("Traceback"))) run.onEvent({ type: "stream", name: "stdout", text: shown });
+    if (!ran.length || !outcome) {
+      const message = `${SANDBOX_LABEL} did not run the code (the model answered without running it).`;
+      return finish({ status: "error", error: { ename: "SandboxError", evalue: message, traceback: message } });
+    }
+    if (outcome === "OUTCOME_DEADLINE_EXCEEDED") {
+      notes.push("The code ran longer than Gemini's sandbox allows (about 30 s), so the sandbox stopped it.");
+      return finish({ status: "timeout" });
+    }
+    if (error) return finish({ status: "error", error });
+    return finish({ status: "ok" });
+  } catch (cause) {
+    const error = describe(cause, [], settings.apiKey);
+    if (error.kind === "aborted") {
+      notes.push(`Kiln stopped waiting for ${SANDBOX_LABEL}.`);
+      return finish({ status: timedOut ? "timeout" : "interrupted" });
+    }
+    return finish({ status: "error", error: { ename: "SandboxError", evalue: error.message, traceback: error.message } });
+  } finally {
+    clearTimeout(timer);
+    run.signal.removeEventListener("abort", onAbort);
+  }
+}
