@@ -184,7 +184,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, extname, join } from "node:path";
 import type { Writable } from "node:stream";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { routedUrl } from "../support/token-route.ts";
 
 export type ScriptContent =
@@ -270,6 +270,9 @@ export interface FakeOpenAI {
   close: () => Promise<void>;
 }
 
+
+/** Stand-ins for the libraries the real sandbox has preinstalled (a tiny `torch`). */
+const SANDBOX_SITE = fileURLToPath(new URL("../fake-anthropic/sandbox-site", import.meta.url));
 const DEFAULT_MODELS = ["llama3.2", "qwen2.5-coder:7b"];
 /** When the models were "pulled": a fixed time, as a real server reports its files' times. */
 const MODELS_CREATED = 1_735_689_600;
@@ -860,6 +863,8 @@ class Interpreter {
       PYTHONIOENCODING: "utf-8",
       PYTHONDONTWRITEBYTECODE: "1",
       MPLBACKEND: "Agg",
+      // The sandbox's preinstalled libraries, as stand-ins (a tiny torch), shared with the Anthropic stand-in.
+      PYTHONPATH: SANDBOX_SITE,
     };
     for (const name of ["PYENV_ROOT", "PYENV_VERSION"]) if (process.env[name]) env[name] = process.env[name];
     this.child = spawn("python3", ["-u", "-c", PYTHON_DRIVER], { cwd: dir, env, detached: true, stdio: ["ignore", "pipe", "pipe", "pipe"] });
