@@ -4,7 +4,7 @@
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { answered, messages } from "./support/chat";
+import { answered, apiBase, messages, script, uniqueKey } from "./support/chat";
 import { geminiBase, geminiRequests, scriptGemini, uniqueGeminiSession } from "./support/gemini";
 import { expireContainer, openaiBase, openaiContainers, openaiResponsesRequests, scriptResponses, uniqueSession } from "./support/openai";
 import { saveSettings } from "./support/settings";
@@ -140,4 +140,59 @@ test("Gemini: torch runs on Gemini's sandbox, which keeps nothing: the badge and
   expect(JSON.stringify(bodies[1].tools)).toContain("codeExecution");
   const result = bodies[2].contents.at(-1)!.parts.find((part) => part.functionResponse);
   expect(JSON.stringify(result)).toContain("Nothing persists there between runs");
+});
+
+test("OpenAI's errors: a refused key points to Settings, 429 waits as retry-after says, a dropped stream keeps the message and offers Retry", async ({ page }) => {
+  const session = uniqueSession("openai-errors");
+  await scriptResponses(session, [
+    { status: 401, error: { message: "Incorrect API key provided: sk-test-openai.", type: "invalid_request_error", code: "invalid_api_key" } },
+  ]);
+  await page.goto("/#/chat");
+  await saveSettings(page, { "OpenAI › API key": "sk-test-openai", "OpenAI › Base URL": openaiBase(session) });
+  await send(page, "Hello?");
+  await expect(page.getByRole("alert")).toContainText("OpenAI's API did not accept the API key. Check it in Settings.");
+  await expect(messages(page)).toContainText("Hello?");
+
+  await scriptResponses(session, [
+    { status: 429, error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" }, headers: { "retry-after": "1" } },
+    { output: [{ type: "message", text: "After the wait." }] },
+  ]);
+  await page.getByRole("button", { name: "Retry" }).click();
+  await expect(page.getByRole("status")).toContainText("Retrying in 1 s");
+  await answered(page, "After the wait.");
+
+  await scriptResponses(session, [{ output: [{ type: "message", text: "This answer is cut off before it ends." }], dropAfterEvents: 6 }]);
+  await send(page, "Tell me more.");
+  await expect(page.getByRole("alert").last()).toContainText("The connection to OpenAI's API was lost");
+  await expect(messages(page)).toContainText("Tell me more.");
+  await expect(page.getByRole("button", { name: "Retry" })).toBeVisible();
+});
+
+test("switching provider mid-conversation starts a new sandbox on the new side, and says so", async ({ page }) => {
+  const key = uniqueKey("switch-sandbox");
+  const session = uniqueSession("switch-sandbox");
+  const torch = "import torch\nprint('torch', torch.__version__)";
+  await script(key, [{ content: [{ type: "tool_use", name: "python", input: { code: torch } }] }, { execute: {} }, { content: [{ type: "text", text: "Claude ran it." }] }]);
+  await scriptResponses(session, [
+    { output: [{ type: "function_call", name: "python", arguments: JSON.stringify({ code: torch }) }] },
+    { execute: {} },
+    { output: [{ type: "message", text: "OpenAI ran it." }] },
+  ]);
+  await page.goto("/#/chat");
+  await saveSettings(page, {
+    "Anthropic › API key": key,
+    "Anthropic › Base URL": apiBase(),
+    "OpenAI › API key": "sk-test-openai",
+    "OpenAI › Base URL": openaiBase(session),
+  });
+  await send(page, "Torch on Claude.");
+  await answered(page, "Claude ran it.");
+  await expect(cells(page).first().getByRole("note")).toHaveText("Ran on Anthropic's sandbox — torch is not available in the browser");
+  await page.getByRole("combobox", { name: "Model" }).selectOption({ label: "OpenAI · gpt-5" });
+  await send(page, "Torch on OpenAI.");
+  await answered(page, "OpenAI ran it.");
+  const second = cells(page).nth(1);
+  await expect(second.getByRole("note")).toHaveText("Ran on OpenAI's sandbox — torch is not available in the browser");
+  await expect(second).toContainText("earlier sandbox runs were on another provider: this is a new sandbox");
+  await expect(second.locator(".cell-output")).toContainText("torch 2.9.0+cpu");
 });

@@ -133,7 +133,7 @@ function toolCall(call: { id: string; name: string; arguments: string }, index: 
 
 /** How a provider speaking through the `openai` SDK words its failures. */
 export interface FailureWords {
-  /** The server, as in "The model server refused the request". */
+  /** The server, as in "the model server refused the request". */
   server: string;
   /** What is known when nothing came back (no connection, or an answer without CORS headers). */
   unreachable: string;
@@ -142,7 +142,7 @@ export interface FailureWords {
 const localServer = (baseUrl: string): FailureWords => {
   const origin = typeof location !== "undefined" ? location.origin : "this page's origin";
   return {
-    server: "The model server",
+    server: "the model server",
     unreachable:
       `Could not reach the model server at ${baseUrl}. Check that it is running. If it is, it must allow requests ` +
       `from this page (CORS): for Ollama, set OLLAMA_ORIGINS=${origin} and restart it; in LM Studio, turn on ` +
@@ -155,6 +155,7 @@ const describe = (cause: unknown, partial: TextBlock[], apiKey: string, baseUrl:
 
 /** A failure of the `openai` SDK in words for the person; what the server said has the key redacted. */
 export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: string, words: FailureWords): ProviderError {
+  const server = words.server.charAt(0).toUpperCase() + words.server.slice(1);
   if (cause instanceof ProviderError) return cause;
   const said = cause instanceof Error ? cause.message : String(cause);
   const text = redactKey(said, apiKey);
@@ -162,7 +163,7 @@ export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: st
     return new ProviderError("Stopped.", "aborted", partial);
   }
   if (cause instanceof OpenAI.AuthenticationError || cause instanceof OpenAI.PermissionDeniedError) {
-    return new ProviderError(`${words.server} did not accept the API key. Check it in Settings.`, "auth", partial);
+    return new ProviderError(`${server} did not accept the API key. Check it in Settings.`, "auth", partial);
   }
   if (cause instanceof OpenAI.NotFoundError) {
     return new ProviderError(`Model not found: ${text}. Choose another model.`, "model", partial);
@@ -170,7 +171,7 @@ export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: st
   const wait = retryAfter((cause as { headers?: Headers }).headers);
   if (cause instanceof OpenAI.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
   if (cause instanceof OpenAI.BadRequestError || cause instanceof OpenAI.UnprocessableEntityError) {
-    return new ProviderError(`${words.server} refused the request: ${text}`, "invalid", partial);
+    return new ProviderError(`${server} refused the request: ${text}`, "invalid", partial);
   }
   if (cause instanceof OpenAI.APIConnectionError) {
     if (typeof navigator !== "undefined" && navigator.onLine === false) {
@@ -179,8 +180,9 @@ export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: st
     return new ProviderError(words.unreachable, "network", partial);
   }
   const status = (cause as { status?: number })?.status;
-  if (status === 503 || status === 529) return new ProviderError(`${words.server} is overloaded: ${text}`, "overloaded", partial, wait);
-  if (typeof status === "number" && status >= 500) return new ProviderError(`${words.server} failed (${status}): ${text}`, "server", partial, wait);
-  if (cause instanceof OpenAI.APIError) return new ProviderError(`${words.server} reported an error: ${text}`, "server", partial);
-  return new ProviderError(text, "network", partial);
+  if (status === 503 || status === 529) return new ProviderError(`${server} is overloaded: ${text}`, "overloaded", partial, wait);
+  if (typeof status === "number" && status >= 500) return new ProviderError(`${server} failed (${status}): ${text}`, "server", partial, wait);
+  if (cause instanceof OpenAI.APIError) return new ProviderError(`${server} reported an error: ${text}`, "server", partial);
+  // A stream cut mid-answer ("network error", "terminated"): what was streamed stays.
+  return new ProviderError(`The connection to ${words.server} was lost (${text}).`, "network", partial);
 }
