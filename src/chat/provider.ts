@@ -86,7 +86,7 @@ export interface ProviderKind {
   readonly keyHint: string;
   /** Whether it works without a key (local servers). */
   readonly keyOptional: boolean;
-  /** Its code sandbox's name ("Anthropic's sandbox"), and the tool versions it offers, newest first; absent: none. */
+  /** Its code sandbox's name ("Anthropic's sandbox"), and the tool versions one can choose, newest first; absent: no sandbox. */
   readonly sandbox?: { label: string; tools: readonly string[] };
   /** Whether the person has set it up enough to use it. */
   configured(config: ProviderConfig): boolean;

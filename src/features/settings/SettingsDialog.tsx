@@ -208,7 +208,7 @@ function ProviderFields({ kind, config, models, baseUrlError, onChange }: Provid
           ))}
         </datalist>
       </label>
-      {kind.sandbox && (
+      {kind.sandbox?.tools.length ? (
         <label>
           Code execution tool
           <input
@@ -223,7 +223,7 @@ function ProviderFields({ kind, config, models, baseUrlError, onChange }: Provid
             ))}
           </datalist>
         </label>
-      )}
+      ) : null}
     </fieldset>
   );
 }

@@ -11,7 +11,7 @@ export const gemini: ProviderKind = {
   defaultModel: "gemini-3-flash",
   keyHint: "AIza…",
   keyOptional: false,
-  sandbox: { label: SANDBOX_LABEL, tools: ["codeExecution"] },
+  sandbox: { label: SANDBOX_LABEL, tools: [] },
   configured: (config) => Boolean(config.apiKey.trim()),
   create(config): Provider {
     const settings = { apiKey: config.apiKey, baseUrl: config.baseUrl };

@@ -11,7 +11,7 @@ export const openai: ProviderKind = {
   defaultModel: "gpt-5",
   keyHint: "sk-…",
   keyOptional: false,
-  sandbox: { label: SANDBOX_LABEL, tools: ["code_interpreter"] },
+  sandbox: { label: SANDBOX_LABEL, tools: [] },
   configured: (config) => Boolean(config.apiKey.trim()),
   create(config, sandboxStore): Provider {
     const settings = { apiKey: config.apiKey, baseUrl: config.baseUrl };
