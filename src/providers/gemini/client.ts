@@ -34,6 +34,8 @@ export async function listModels(settings: GeminiSettings, signal?: AbortSignal)
   }
 }
 
+const LOST = "The connection to Gemini's API was lost mid-answer.";
+
 const FINISH: Record<string, FinishReason> = { STOP: "end", MAX_TOKENS: "max_tokens", SAFETY: "refusal", RECITATION: "refusal", PROHIBITED_CONTENT: "refusal" };
 
 /** One model turn with function calling, streamed. */
@@ -46,6 +48,7 @@ async function streamOnce(settings: GeminiSettings, request: TurnRequest) {
   const calls: ToolCallBlock[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let finish: string | undefined;
+  let streaming = false;
   const partial = () => (text.text ? [text] : []);
   try {
     const stream = await client(settings).models.generateContentStream({
@@ -59,6 +62,7 @@ async function streamOnce(settings: GeminiSettings, request: TurnRequest) {
       },
     });
     for await (const chunk of stream as AsyncIterable<GenerateContentResponse>) {
+      streaming = true;
       if (chunk.usageMetadata) {
         usage.inputTokens = chunk.usageMetadata.promptTokenCount ?? usage.inputTokens;
         usage.outputTokens = chunk.usageMetadata.candidatesTokenCount ?? usage.outputTokens;
@@ -77,10 +81,13 @@ async function streamOnce(settings: GeminiSettings, request: TurnRequest) {
       if (candidate?.finishReason) finish = candidate.finishReason;
     }
   } catch (cause) {
-    throw describe(cause, partial(), settings.apiKey);
+    const error = describe(cause, partial(), settings.apiKey);
+    // Cut after the answer began: not a matter of reaching the API.
+    if (streaming && error.kind === "network") throw new ProviderError(LOST, "network", partial());
+    throw error;
   }
   if (request.signal.aborted) throw new ProviderError("Stopped.", "aborted", partial());
-  if (!finish) throw new ProviderError("The connection to Gemini's API was lost mid-answer.", "network", partial());
+  if (!finish) throw new ProviderError(LOST, "network", partial());
   const content: ContentBlock[] = [...partial(), ...calls];
   return { content, finish: calls.length ? ("tool_calls" as const) : (FINISH[finish] ?? "end"), usage };
 }
