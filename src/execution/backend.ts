@@ -26,18 +26,12 @@ export interface ExecutionBackend {
 }
 
 /** Run in the browser session; Stop (`signal`) interrupts it. `timeoutMs` replaces the session's deadline. */
-export async function runInBrowser(
+export function runInBrowser(
   session: PythonSession,
   code: string,
   { signal, onEvent, timeoutMs }: { signal: AbortSignal; onEvent: (event: WorkerEvent) => void; timeoutMs?: number },
 ): Promise<RunOutcome> {
-  const stop = () => session.interrupt();
-  signal.addEventListener("abort", stop);
-  try {
-    return await session.run(code, { onEvent, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
-  } finally {
-    signal.removeEventListener("abort", stop);
-  }
+  return session.run(code, { onEvent, signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
 }
 
 /** The browser session, with its own deadline. */

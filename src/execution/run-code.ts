@@ -32,6 +32,12 @@ export interface RunCodeOptions {
 /** Run code where it can run: the browser, or the provider's sandbox (see route.ts). */
 export async function runCode(code: string, options: RunCodeOptions): Promise<RunOutcome> {
   const { session, sandbox } = options;
+  const started = performance.now();
+  // Stop pressed while Python was still starting, or the imports were read: the run never starts.
+  const stoppedEarly = (): RunOutcome | undefined =>
+    options.signal.aborted
+      ? { status: "interrupted", error: { ename: "KeyboardInterrupt", evalue: "Stopped before it started.", traceback: "" }, durationMs: performance.now() - started }
+      : undefined;
   const elsewhere = (reason: string) => sandbox!.backend.run(code, { ...options, reason });
   if (options.forceSandbox) {
     if (!sandbox) return unavailableResult({ where: "unavailable", reason: options.noSandbox, modules: [] });
@@ -48,6 +54,8 @@ export async function runCode(code: string, options: RunCodeOptions): Promise<Ru
     const info = await session.ready;
     decision = route({ ...where, imports: await session.imports(code), lockImports: new Set(info.lockImports) });
   }
+  const early = stoppedEarly();
+  if (early) return early;
   if (decision.where === "unavailable") return unavailableResult(decision);
   if (decision.where === "provider") return elsewhere(decision.reason);
 

@@ -49,6 +49,8 @@ export interface RunHandlers {
   onEvent?: (event: WorkerEvent) => void;
   /** Overrides the session's deadline for this run (ms; 0 disables). */
   timeoutMs?: number;
+  /** Stop: aborting it interrupts the run, also one still waiting its turn (then it never starts). */
+  signal?: AbortSignal;
 }
 
 interface ActiveRun {
@@ -351,6 +353,10 @@ export class PythonSession {
         durationMs: performance.now() - started,
       };
     }
+    if (handlers.signal?.aborted) {
+      const evalue = "Stopped before it started.";
+      return { status: "interrupted", error: { ename: "KeyboardInterrupt", evalue, traceback: "" }, durationMs: performance.now() - started };
+    }
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
@@ -361,6 +367,8 @@ export class PythonSession {
     const timeoutMs = handlers.timeoutMs ?? this.config.timeoutMs;
     const deadline = timeoutMs > 0 ? setTimeout(() => this.interrupt("deadline"), timeoutMs) : undefined;
     const stopped = () => (run.stopReason === "deadline" ? "timeout" : "interrupted");
+    const stop = () => this.interrupt();
+    handlers.signal?.addEventListener("abort", stop);
     try {
       // Cleared before the run is sent, not in the worker: a Stop pressed from here on counts.
       await worker.clearInterrupt();
@@ -393,6 +401,7 @@ export class PythonSession {
       // After a Restart the new worker is already in place, with nothing to restore.
       return this.current === worker ? { ...result, restored: await this.recover() } : result;
     } finally {
+      handlers.signal?.removeEventListener("abort", stop);
       clearTimeout(deadline);
       clearTimeout(run.hardStop);
       this.active = undefined;
