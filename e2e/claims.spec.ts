@@ -5,6 +5,7 @@
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
+import { storedSettings } from "./support/settings";
 import { answered, apiBase, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground, output, run, startRun } from "./support/playground";
 
@@ -25,16 +26,7 @@ test("\"Don't remember this key\" keeps the key in this tab only: it works now, 
   await sendMessage(page, "Hello");
   await answered(page, "Heard you.");
   expect((await requests(key))[0].headers["x-api-key"] ?? (await requests(key))[0].headers.authorization).toContain(key);
-  const stored = await page.evaluate(
-    () =>
-      new Promise<string>((resolve) => {
-        const open = indexedDB.open("kiln");
-        open.onsuccess = () => {
-          const get = open.result.transaction("settings").objectStore("settings").get("app");
-          get.onsuccess = () => resolve(JSON.stringify(get.result));
-        };
-      }),
-  );
+  const stored = await storedSettings(page);
   expect(stored).toContain(apiBase());
   expect(stored).not.toContain(key);
   await page.reload();

@@ -1,4 +1,5 @@
 import { expect, test } from "./support/test";
+import { storedSettings } from "./support/settings";
 import { openPlayground, output, run } from "./support/playground";
 
 test("the page is cross-origin isolated and Pyodide comes from Kiln's own origin", async ({ page }) => {
@@ -16,16 +17,7 @@ test("Python cannot open the app's IndexedDB, and its origin is opaque", async (
   await page.getByRole("button", { name: "Settings" }).click();
   await page.getByLabel("Package download URL").fill(secret);
   await page.getByRole("button", { name: "Save" }).click();
-  const stored = await page.evaluate(
-    () =>
-      new Promise<string>((resolve) => {
-        const open = indexedDB.open("kiln");
-        open.onsuccess = () => {
-          const get = open.result.transaction("settings").objectStore("settings").get("app");
-          get.onsuccess = () => resolve(JSON.stringify(get.result));
-        };
-      }),
-  );
+  const stored = await storedSettings(page);
   expect(stored).toContain(secret);
 
   await run(

@@ -16,3 +16,17 @@ export async function saveSettings(page: Page, fields: Record<string, string>): 
   await dialog.getByRole("button", { name: "Save" }).click();
   await expect(dialog).toBeHidden();
 }
+
+/** The settings record as stored in the app's IndexedDB, as JSON text. */
+export function storedSettings(page: Page): Promise<string> {
+  return page.evaluate(
+    () =>
+      new Promise<string>((resolve) => {
+        const open = indexedDB.open("kiln");
+        open.onsuccess = () => {
+          const get = open.result.transaction("settings").objectStore("settings").get("app");
+          get.onsuccess = () => resolve(JSON.stringify(get.result));
+        };
+      }),
+  );
+}
