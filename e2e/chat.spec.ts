@@ -30,7 +30,7 @@ display(Plot())`,
   await answered(page, "The mean is 4.0.");
   const cell = page.getByRole("region", { name: "Python cell" });
   await expect(cell).toContainText("mean is 4.0");
-  await expect(cell).toContainText("ok");
+  await expect(cell.locator(".cell-status")).toHaveText(/^ok/);
   await expect(messages(page).getByText("The mean is 4.0.")).toBeVisible();
 
   const sent = await requests(key);

@@ -149,8 +149,18 @@ test("Gemini: a function call runs in the browser, and its response goes back na
 test("Gemini: torch runs on Gemini's sandbox, which keeps nothing: the badge and the tool result say so", async ({ page }) => {
   const session = uniqueGeminiSession("gemini-sandbox");
   await scriptGemini(session, [
-    { parts: [{ functionCall: { name: "python", args: { code: "import torch, csv\nprint('torch', torch.__version__, len(list(csv.reader(open('sales.csv')))), 'rows')" } } }] },
+    {
+      parts: [
+        {
+          functionCall: {
+            name: "python",
+            args: { code: `import torch, csv, base64\nprint('torch', torch.__version__, len(list(csv.reader(open('sales.csv')))), 'rows')\nopen('plot.png', 'wb').write(base64.b64decode("${PNG}"))` },
+          },
+        },
+      ],
+    },
     { execute: {} },
+    { parts: [{ functionCall: { name: "python", args: { code: "print(open('figure_1.png', 'rb').read()[:4])" } } }] },
     { parts: [{ text: "Ran on Gemini." }] },
   ]);
   await page.goto("/#/chat");
@@ -162,6 +172,9 @@ test("Gemini: torch runs on Gemini's sandbox, which keeps nothing: the badge and
   await expect(cell.getByRole("note")).toHaveText("Ran on Gemini's sandbox — torch is not available in the browser");
   await expect(cell.locator(".cell-output")).toContainText("torch 2.9.0+cpu 3 rows");
   await expect(cell).toContainText("keeps nothing between runs");
+  // Its image came back into Files, and the browser's Python reads it.
+  await expect(page.getByRole("list", { name: "Files" })).toContainText("figure_1.png");
+  await expect(cells(page).nth(1).locator(".cell-output")).toHaveText("b'\\x89PNG'");
   const bodies = (await geminiRequests(session)).map((request) => request.body as GeminiBody & { tools?: unknown[] });
   expect(JSON.stringify(bodies[1].tools)).toContain("codeExecution");
   const result = bodies[2].contents.at(-1)!.parts.find((part) => part.functionResponse);

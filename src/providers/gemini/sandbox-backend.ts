@@ -70,6 +70,7 @@ async function runOnce(code: string, run: BackendRun, settings: GeminiSettings, 
     const ran: string[] = [];
     let outcome: string | undefined;
     let output = "";
+    const figures: { type: string; data: string }[] = [];
     for (const part of response.candidates?.[0]?.content?.parts ?? []) {
       if (part.executableCode) ran.push(part.executableCode.code ?? "");
       else if (part.codeExecutionResult) {
@@ -77,7 +78,23 @@ async function runOnce(code: string, run: BackendRun, settings: GeminiSettings, 
         output += part.codeExecutionResult.output ?? "";
       } else if (part.inlineData?.data && /^image\/(png|jpeg)$/.test(part.inlineData.mimeType ?? "")) {
         run.onEvent({ type: "display", data: { [part.inlineData.mimeType!]: part.inlineData.data } });
+        figures.push({ type: part.inlineData.mimeType!, data: part.inlineData.data });
       }
+    }
+    // The only files code execution gives back are its images: they go into the person's files too.
+    if (figures.length) {
+      const taken = new Set((await run.session.listFiles()).map((file) => file.path));
+      const brought: string[] = [];
+      for (const figure of figures) {
+        const ext = figure.type === "image/png" ? "png" : "jpg";
+        let n = 1;
+        while (taken.has(`figure_${n}.${ext}`)) n++;
+        const name = `figure_${n}.${ext}`;
+        taken.add(name);
+        await run.session.writeFile(name, Uint8Array.from(atob(figure.data), (c) => c.charCodeAt(0)));
+        brought.push(name);
+      }
+      notes.push(`Images from the sandbox, now in your files: ${brought.join(", ")}.`);
     }
     const clean = (text: string) => text.replace(/\s+$/, "");
     if (ran.length && (ran.length !== 1 || clean(ran[0]) !== clean(code))) {
