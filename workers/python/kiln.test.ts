@@ -107,32 +107,104 @@ Rich()`);
     expect(result).toMatchObject({ status: "ok", value: { "text/plain": "Bad" } });
   });
 
-  it("shows every open matplotlib figure as PNG at the end of a run", async () => {
-    // matplotlib cannot be downloaded here: a stand-in pyplot with the same interface.
-    const result = await run(`
-import sys, types
-class Figure:
-    def __init__(self, num): self.num = num
-    def savefig(self, buffer, format, bbox_inches):
-        buffer.write(b"png-of-figure-%d" % self.num)
-    def __repr__(self): return f"<Figure {self.num}>"
-plt = types.ModuleType("matplotlib.pyplot")
-plt._figs = {1: Figure(1), 2: Figure(2)}
-plt.get_fignums = lambda: sorted(plt._figs)
-plt.figure = lambda num: plt._figs[num]
-plt.close = lambda which: plt._figs.clear()
-sys.modules["matplotlib.pyplot"] = plt
-"drawn"`);
-    expect(result.status).toBe("ok");
-    expect(emitted.map((e) => e.payload)).toEqual([
-      { "image/png": btoa("png-of-figure-1"), "text/plain": "<Figure 1>" },
-      { "image/png": btoa("png-of-figure-2"), "text/plain": "<Figure 2>" },
+  it("matplotlib through Kiln's backend: show() and the end of a run publish each open figure as a real PNG", async () => {
+    // matplotlib cannot be downloaded here. A minimal stand-in package with matplotlib's backend
+    // interface: pyplot loads the backend module named by MPLBACKEND (as matplotlib does for
+    // "module://…"), draws through its FigureCanvas, and calls its show().
+    writeStandInMatplotlib(py);
+    const shown = await run(`
+import os
+os.environ["MPLBACKEND"] = "module://kiln.mpl_backend"
+import matplotlib.pyplot as plt
+plt.figure(width=3, height=2)
+plt.show()
+len(plt.get_fignums())`);
+    // show() published and closed the figure during the run, not the end of the run.
+    expect(shown).toMatchObject({ status: "ok", value: { "text/plain": "0" } });
+    expect(emitted).toHaveLength(1);
+    const png = emitted[0].payload as Record<string, string>;
+    expect(png["text/plain"]).toBe("<Figure size 3x2 with 0 Axes>");
+    const bytes = Uint8Array.from(atob(png["image/png"]), (c) => c.charCodeAt(0));
+    // A real PNG of the figure's size: signature, then IHDR with width and height.
+    expect([...bytes.slice(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const view = new DataView(bytes.buffer);
+    expect([view.getUint32(16), view.getUint32(20)]).toEqual([3, 2]);
+
+    // Figures left open when a run ends are shown too, once.
+    await run("plt.figure(width=1, height=1)\nplt.figure(width=2, height=2)\nNone");
+    expect(emitted.map((e) => (e.payload as Record<string, string>)["text/plain"])).toEqual([
+      "<Figure size 1x1 with 0 Axes>",
+      "<Figure size 2x2 with 0 Axes>",
     ]);
     await run("pass");
-    expect(emitted).toEqual([]); // closed figures are not shown twice
-    await run("del sys.modules['matplotlib.pyplot']");
+    expect(emitted).toEqual([]);
+    await run("import sys\nfor name in [m for m in sys.modules if m.startswith('matplotlib')]: del sys.modules[name]");
   });
 });
+
+/** The stand-in matplotlib: pyplot, a Figure, and backend_agg's FigureCanvasAgg writing real PNGs. */
+function writeStandInMatplotlib(pyodide: PyodideAPI): void {
+  const files: Record<string, string> = {
+    "matplotlib/__init__.py": "__version__ = '0.0-stand-in'\n",
+    "matplotlib/backends/__init__.py": "",
+    "matplotlib/backends/backend_agg.py": `import struct, zlib
+
+class FigureCanvasAgg:
+    def __init__(self, figure):
+        self.figure = figure
+        figure.canvas = self
+
+    def print_png(self, buffer):
+        width, height = self.figure.width, self.figure.height
+        rows = b"".join(b"\\x00" + b"\\xff\\xff\\xff" * width for _ in range(height))
+        def chunk(kind, data):
+            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        buffer.write(b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+`,
+    "matplotlib/pyplot.py": `import importlib, os
+
+_name = os.environ.get("MPLBACKEND", "")
+if not _name.startswith("module://"):
+    raise ImportError("this stand-in only loads module:// backends")
+_backend = importlib.import_module(_name[len("module://"):])
+_figures = {}
+
+class Figure:
+    def __init__(self, num, width, height):
+        self.number, self.width, self.height = num, width, height
+        _backend.FigureCanvas(self)
+
+    def savefig(self, buffer, format="png", bbox_inches=None):
+        if format != "png":
+            raise ValueError(format)
+        self.canvas.print_png(buffer)
+
+    def __repr__(self):
+        return f"<Figure size {self.width}x{self.height} with 0 Axes>"
+
+def figure(num=None, width=4, height=3):
+    if num in _figures:
+        return _figures[num]
+    num = max(_figures, default=0) + 1 if num is None else num
+    _figures[num] = Figure(num, width, height)
+    return _figures[num]
+
+def get_fignums():
+    return sorted(_figures)
+
+def close(which="all"):
+    _figures.clear()
+
+def show(*args, **kwargs):
+    return _backend.show(*args, **kwargs)
+`,
+  };
+  for (const [file, source] of Object.entries(files)) {
+    pyodide.FS.mkdirTree(path.posix.dirname(`/kiln-site/${file}`));
+    pyodide.FS.writeFile(`/kiln-site/${file}`, source);
+  }
+}
 
 describe("classify_imports", () => {
   const lock = () => py.toPy({ numpy: "numpy", sqlite3: "sqlite3", yaml: "pyyaml" });
