@@ -69,15 +69,15 @@
  * - `POST /__kiln/expire-container` `{id}` expires that container now (its folder is removed).
  * - `POST /__kiln/reset` `{key}` clears the key's queue, requests, files and containers.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { copyFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { constants as osConstants, tmpdir } from "node:os";
 import { basename, extname, join, relative } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { listFiles, runProcess, sandboxEnv } from "../support/sandbox-process.ts";
 import { routedUrl } from "../support/token-route.ts";
 
 export type ScriptBlock =
@@ -148,11 +148,7 @@ const MODELS = [
   { id: "claude-haiku-4-5", display_name: "Claude Haiku 4.5", created_at: "2025-10-15T00:00:00Z" },
 ].map((model) => ({ type: "model", ...model }));
 
-/** Stand-ins for the sandbox's preinstalled Python libraries. */
-const SANDBOX_SITE = fileURLToPath(new URL("./sandbox-site", import.meta.url));
 const MB = 1024 * 1024;
-/** stdout and stderr of a run are each cut at this many bytes. */
-const MAX_STREAM_BYTES = MB;
 
 const MIME_TYPES: Record<string, string> = {
   ".csv": "text/csv",
@@ -379,55 +375,18 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
   /** Runs code in a container: its output, and the files it created or changed, stored as downloadable files. */
   async function run(state: KeyState, container: Container, code: string, legacy: boolean, timeoutMs: number): Promise<RunResult> {
-    const before = await listFiles(container.dir);
-    const env = {
-      PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-      HOME: container.dir,
+    const before = await listFiles(container.dir, ["inputs"]);
+    const env = sandboxEnv(container.dir, {
       INPUT_DIR: join(container.dir, "inputs"),
       OUTPUT_DIR: join(container.dir, "outputs"),
       TMPDIR: join(container.dir, ".tmp"),
-      PYTHONPATH: SANDBOX_SITE,
-      PYTHONDONTWRITEBYTECODE: "1",
-      PYTHONIOENCODING: "utf-8",
-      MPLBACKEND: "Agg",
-      LANG: "C.UTF-8",
-    };
-    const child = spawn(legacy ? "python3" : "bash", ["-c", code], { cwd: container.dir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    const collect = (into: Buffer[]) => {
-      let size = 0;
-      return (part: Buffer) => {
-        if (size < MAX_STREAM_BYTES) into.push(part.subarray(0, MAX_STREAM_BYTES - size));
-        size += part.length;
-      };
-    };
-    child.stdout.on("data", collect(out));
-    child.stderr.on("data", collect(err));
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutMs);
-    running.add(killGroup);
-    const [code_, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
-      child.on("error", () => resolve([127, null]));
-      child.on("close", (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
     });
-    clearTimeout(timer);
-    running.delete(killGroup);
-    if (timedOut) return { error: "execution_time_exceeded" };
+    const ran = await runProcess(legacy ? "python3" : "bash", ["-c", code], { cwd: container.dir, env, timeoutMs, running });
+    if (ran.timedOut) return { error: "execution_time_exceeded" };
 
-    let stderr = Buffer.concat(err).toString("utf8");
+    let stderr = ran.stderr;
     const files: StoredFile[] = [];
-    for (const [path, now] of await listFiles(container.dir)) {
+    for (const [path, now] of await listFiles(container.dir, ["inputs"])) {
       const then = before.get(path);
       if (then && then.mtime === now.mtime && then.size === now.size) continue;
       if (now.size > maxOutputFileBytes) {
@@ -438,9 +397,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       files.push(await storeFile(state, basename(path), mimeTypeOf(path), true, path));
     }
     return {
-      stdout: Buffer.concat(out).toString("utf8"),
+      stdout: ran.stdout,
       stderr,
-      return_code: code_ ?? 128 + (signal ? (osConstants.signals[signal] ?? 1) : 1),
+      return_code: ran.exitCode ?? 128 + (ran.signal ? (osConstants.signals[ran.signal] ?? 1) : 1),
       files,
     };
   }
@@ -803,30 +762,6 @@ async function sendMessage(req: IncomingMessage, res: ServerResponse, body: Json
   await send("message_delta", { delta, usage: { output_tokens: outputTokens } });
   await send("message_stop", {});
   res.end();
-}
-
-/** Every regular file under a container folder, except `inputs/` and names starting with ".". */
-async function listFiles(root: string): Promise<Map<string, { mtime: bigint; size: number }>> {
-  const found = new Map<string, { mtime: bigint; size: number }>();
-  const walk = async (dir: string) => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (entry.name.startsWith(".") || (dir === root && entry.name === "inputs")) continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (entry.isFile()) {
-        const info = await stat(path, { bigint: true });
-        found.set(path, { mtime: info.mtimeNs, size: Number(info.size) });
-      }
-    }
-  };
-  await walk(root);
-  return found;
 }
 
 interface FormPart {

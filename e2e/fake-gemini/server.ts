@@ -139,14 +139,14 @@
  *   a list of ids or `{name, displayName?, supportedGenerationMethods?}` (default methods: a chat model's).
  * - `POST /__kiln/reset` `{session}` clears the session's queue, requests, configuration and signatures.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { listFiles, runProcess, sandboxEnv } from "../support/sandbox-process.ts";
 import { routedUrl } from "../support/token-route.ts";
 
 export type ScriptPart =
@@ -210,8 +210,6 @@ export interface FakeGemini {
   close: () => Promise<void>;
 }
 
-/** Stand-ins for the libraries the real sandbox has preinstalled (a tiny `torch`). */
-const SANDBOX_SITE = fileURLToPath(new URL("../fake-anthropic/sandbox-site", import.meta.url));
 const CHAT_METHODS = ["generateContent", "countTokens", "createCachedContent", "batchGenerateContent"];
 const EMBED_METHODS = ["embedContent", "countTextTokens", "countTokens", "asyncBatchEmbedContent"];
 const DEFAULT_MODELS: ModelInfo[] = [
@@ -228,8 +226,6 @@ const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+
 /** Stand-in signatures the real API documents as accepted when no real one is at hand. */
 const DUMMY_SIGNATURES = new Set(["skip_thought_signature_validator", "context_engineering_is_the_way_to_go"]);
 const MB = 1024 * 1024;
-/** stdout and stderr of a run are each cut at this many bytes. */
-const MAX_STREAM_BYTES = MB;
 
 const REQUEST_FIELDS = [
   "contents",
@@ -720,54 +716,8 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
       await mkdir(join(root, "tmp"));
       for (const file of files) await writeFile(join(dir, file.name), file.data);
       const before = await listFiles(dir);
-      const env = {
-        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-        HOME: dir,
-        TMPDIR: join(root, "tmp"),
-        PYTHONDONTWRITEBYTECODE: "1",
-        PYTHONIOENCODING: "utf-8",
-        PYTHONUNBUFFERED: "1",
-        MPLBACKEND: "Agg",
-        LANG: "C.UTF-8",
-        // The sandbox's preinstalled libraries, as stand-ins (a tiny torch), shared with the Anthropic stand-in.
-        PYTHONPATH: SANDBOX_SITE,
-      };
-      const child = spawn("python3", ["-c", code], { cwd: dir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      const collect = (into: Buffer[]) => {
-        let size = 0;
-        return (part: Buffer) => {
-          if (size < MAX_STREAM_BYTES) into.push(part.subarray(0, MAX_STREAM_BYTES - size));
-          size += part.length;
-        };
-      };
-      child.stdout.on("data", collect(out));
-      child.stderr.on("data", collect(err));
-      let timedOut = false;
-      const killGroup = () => {
-        try {
-          if (child.pid) process.kill(-child.pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, timeoutMs);
-      running.add(killGroup);
-      const exitCode = await new Promise<number | null>((resolve) => {
-        child.on("error", (error) => {
-          err.push(Buffer.from(`${String(error)}\n`));
-          resolve(127);
-        });
-        child.on("close", (status) => resolve(status));
-      });
-      clearTimeout(timer);
-      running.delete(killGroup);
-      const stdout = Buffer.concat(out).toString("utf8");
-      const stderr = Buffer.concat(err).toString("utf8");
+      const env = sandboxEnv(dir, { TMPDIR: join(root, "tmp"), PYTHONUNBUFFERED: "1" });
+      const { stdout, stderr, exitCode, timedOut } = await runProcess("python3", ["-c", code], { cwd: dir, env, timeoutMs, running });
       const images: Buffer[] = [];
       for (const [path, now] of await listFiles(dir)) {
         const then = before.get(path);
@@ -1079,31 +1029,6 @@ async function sendAnswer(req: IncomingMessage, res: ServerResponse, answer: Ans
   res.end();
 }
 
-/** Every regular file under a folder (names starting with "." left out), with its time and size. */
-async function listFiles(root: string): Promise<Map<string, { mtime: bigint; size: number }>> {
-  const found = new Map<string, { mtime: bigint; size: number }>();
-  const walk = async (dir: string) => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      if (entry.name.startsWith(".")) continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (entry.isFile()) {
-        const info = await stat(path, { bigint: true });
-        found.set(path, { mtime: info.mtimeNs, size: Number(info.size) });
-      }
-    }
-  };
-  await walk(root);
-  // Sorted by path inside the folder, so that images come in a stable order.
-  return new Map([...found.entries()].sort(([a], [b]) => (relative(root, a) < relative(root, b) ? -1 : 1)));
-}
 
 /** The CORS headers of an allowed origin, and the resource policy a cross-origin isolated page needs. */
 function corsHeaders(res: ServerResponse): void {

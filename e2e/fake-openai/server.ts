@@ -184,7 +184,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, extname, join } from "node:path";
 import type { Writable } from "node:stream";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { SANDBOX_SITE } from "../support/sandbox-process.ts";
 import { routedUrl } from "../support/token-route.ts";
 
 export type ScriptContent =
@@ -270,9 +271,6 @@ export interface FakeOpenAI {
   close: () => Promise<void>;
 }
 
-
-/** Stand-ins for the libraries the real sandbox has preinstalled (a tiny `torch`). */
-const SANDBOX_SITE = fileURLToPath(new URL("../fake-anthropic/sandbox-site", import.meta.url));
 const DEFAULT_MODELS = ["llama3.2", "qwen2.5-coder:7b"];
 /** When the models were "pulled": a fixed time, as a real server reports its files' times. */
 const MODELS_CREATED = 1_735_689_600;

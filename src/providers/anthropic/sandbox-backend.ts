@@ -1,9 +1,9 @@
-import type { FileInfo } from "../../../workers/python-api";
 import { safeRelativePath } from "../../../workers/file-paths";
 import { ProviderError, type SandboxStore } from "../../chat/provider";
 import type { BackendRun, ExecutionBackend, RunOutcome } from "../../execution/backend";
-import { downloadFile, uploadFile, type ProviderSettings } from "./client";
+import { filesUsedBy, ownState, sandboxRun, sha256, type Failure } from "../../execution/sandbox-run";
 import { errorFromStderr } from "../../execution/traceback";
+import { downloadFile, uploadFile, type ProviderSettings } from "./client";
 import { runInSandbox, sandboxProgram, type SandboxFile } from "./sandbox";
 import { PROVIDER_ID } from "./wire";
 
@@ -24,31 +24,9 @@ interface SandboxState {
 /** A person's file larger than this is not sent to the sandbox. */
 const MAX_UPLOAD_BYTES = 500 * 1024 * 1024;
 
-/** The stored record as this provider's state; another provider's record (or none) gives a fresh one. */
-function stateOf(record: Record<string, unknown> | undefined): { state: SandboxState; switched: boolean } {
-  if (record?.provider === PROVIDER_ID) {
-    return { state: { uploads: {}, attached: [], cells: 0, ...record } as SandboxState, switched: false };
-  }
-  return { state: { uploads: {}, attached: [], cells: 0 }, switched: Boolean(record) };
-}
-
 /** Anthropic's code execution sandbox as an execution backend. */
 export function anthropicSandbox(settings: ProviderSettings, toolType: string, store: SandboxStore): ExecutionBackend {
   return { label: SANDBOX_LABEL, run: (code, run) => runOnSandbox(code, run, settings, toolType, store) };
-}
-
-/** The person's files that the code names (by path or by file name). */
-function filesUsedBy(code: string, files: readonly FileInfo[]): FileInfo[] {
-  return files.filter((file) => {
-    if (file.size > MAX_UPLOAD_BYTES) return false;
-    const base = file.path.split("/").pop()!;
-    return code.includes(file.path) || code.includes(base);
-  });
-}
-
-async function sha256(data: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 async function runOnSandbox(
@@ -58,34 +36,14 @@ async function runOnSandbox(
   toolType: string,
   store: SandboxStore,
 ): Promise<RunOutcome> {
-  const started = performance.now();
   const emit = (name: "stdout" | "stderr", text: string) => text && run.onEvent({ type: "stream", name, text });
-  const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  run.signal.addEventListener("abort", onAbort);
-  let timedOut = false;
-  const timer =
-    run.deadlineMs > 0
-      ? setTimeout(() => {
-          timedOut = true;
-          controller.abort();
-        }, run.deadlineMs)
-      : undefined;
-  const notes: string[] = [];
-  const finish = (result: Omit<RunOutcome, "durationMs" | "ranOn">): RunOutcome => ({
-    ...result,
-    durationMs: performance.now() - started,
-    ranOn: { label: SANDBOX_LABEL, reason: run.reason, notes },
-  });
-  try {
-    const { state, switched } = stateOf(await store.load());
-    if (switched) notes.push("This conversation's earlier sandbox runs were on another provider: this is a new sandbox, without their variables and files.");
-    run.onEvent({ type: "progress", message: `Running on ${SANDBOX_LABEL}…` });
+  return sandboxRun(SANDBOX_LABEL, run, { failure }, async ({ signal, notes, finish, fail }) => {
+    const state = ownState<SandboxState>(await store.load(), PROVIDER_ID, { uploads: {}, attached: [], cells: 0 }, notes);
     const files: SandboxFile[] = [];
-    for (const file of filesUsedBy(code, await run.session.listFiles())) {
+    for (const file of filesUsedBy(code, await run.session.listFiles(), MAX_UPLOAD_BYTES)) {
       const data = await run.session.readFile(file.path);
       const hash = await sha256(data);
-      state.uploads[hash] ??= await uploadFile(settings, file.path.split("/").pop()!, data, controller.signal);
+      state.uploads[hash] ??= await uploadFile(settings, file.path.split("/").pop()!, data, signal);
       files.push({ path: file.path, sha256: hash, fileId: state.uploads[hash] });
     }
     state.cells += 1;
@@ -97,7 +55,7 @@ async function runOnSandbox(
       files,
       attached: new Set(state.attached),
       container: state.containerId,
-      signal: controller.signal,
+      signal,
     });
     if (reply.containerReset) {
       notes.push("The sandbox from earlier runs had expired, so a new one was started: its variables and files are gone.");
@@ -124,7 +82,7 @@ async function runOnSandbox(
     const brought: string[] = [];
     const sent = new Set(files.map((file) => file.sha256));
     for (const fileId of reply.fileIds) {
-      const file = await downloadFile(settings, fileId, controller.signal);
+      const file = await downloadFile(settings, fileId, signal);
       // The person's own files, copied into place on the sandbox, are not news.
       if (sent.has(await sha256(file.data))) continue;
       const name = safeRelativePath(file.name.split("/").pop() ?? "");
@@ -137,21 +95,13 @@ async function runOnSandbox(
     if (reply.toolError) {
       return finish({ status: reply.toolError.status, error: { ename: "SandboxError", evalue: reply.toolError.message, traceback: reply.toolError.message } });
     }
-    if (!reply.ran || reply.returnCode === undefined) {
-      const message = `${SANDBOX_LABEL} did not run the code (the model answered without running it).`;
-      return finish({ status: "error", error: { ename: "SandboxError", evalue: message, traceback: message } });
-    }
+    if (!reply.ran || reply.returnCode === undefined) return fail(`${SANDBOX_LABEL} did not run the code (the model answered without running it).`);
     if (reply.returnCode === 0) return finish({ status: "ok" });
     return finish({ status: "error", ...(error?.ename === "SystemExit" ? { exitCode: reply.returnCode } : {}), ...(error ? { error } : {}) });
-  } catch (cause) {
-    if (cause instanceof ProviderError && cause.kind === "aborted") {
-      notes.push(`Kiln stopped waiting for ${SANDBOX_LABEL}; the code may still finish there.`);
-      return finish({ status: timedOut ? "timeout" : "interrupted" });
-    }
-    const message = cause instanceof Error ? cause.message : String(cause);
-    return finish({ status: "error", error: { ename: "SandboxError", evalue: message, traceback: message } });
-  } finally {
-    clearTimeout(timer);
-    run.signal.removeEventListener("abort", onAbort);
-  }
+  });
 }
+
+const failure = (cause: unknown): Failure => ({
+  aborted: cause instanceof ProviderError && cause.kind === "aborted",
+  message: cause instanceof Error ? cause.message : String(cause),
+});

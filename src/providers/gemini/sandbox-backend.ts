@@ -1,6 +1,6 @@
 import type { Part } from "@google/genai";
-import type { FileInfo } from "../../../workers/python-api";
 import type { BackendRun, ExecutionBackend, RunOutcome } from "../../execution/backend";
+import { changedCodeNote, filesUsedBy, sandboxRun, type Failure } from "../../execution/sandbox-run";
 import { errorFromStderr } from "../../execution/traceback";
 import { client, describe, type GeminiSettings } from "./client";
 
@@ -12,10 +12,6 @@ const MAX_INLINE_BYTES = 15 * 1024 * 1024;
 const SYSTEM =
   "You are the code runner of Kiln, an app that runs a person's Python. Run exactly the code you are given with code " +
   "execution, once, unchanged, and nothing else. Do not explain: when it has run, answer with the single word Done.";
-
-function filesUsedBy(code: string, files: readonly FileInfo[]): FileInfo[] {
-  return files.filter((file) => file.size <= MAX_INLINE_BYTES && (code.includes(file.path) || code.includes(file.path.split("/").pop()!)));
-}
 
 function base64(data: Uint8Array): string {
   let text = "";
@@ -35,23 +31,11 @@ export function geminiSandbox(settings: GeminiSettings, model: string): Executio
 }
 
 async function runOnce(code: string, run: BackendRun, settings: GeminiSettings, model: string): Promise<RunOutcome> {
-  const started = performance.now();
-  const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  run.signal.addEventListener("abort", onAbort);
-  let timedOut = false;
-  const timer = run.deadlineMs > 0 ? setTimeout(() => ((timedOut = true), controller.abort()), run.deadlineMs) : undefined;
-  const notes: string[] = ["Gemini's sandbox keeps nothing between runs: variables set there are gone after this run."];
-  const finish = (result: Omit<RunOutcome, "durationMs" | "ranOn">): RunOutcome => ({
-    ...result,
-    durationMs: performance.now() - started,
-    ranOn: { label: SANDBOX_LABEL, reason: run.reason, notes, stateless: true },
-  });
-  try {
-    run.onEvent({ type: "progress", message: `Running on ${SANDBOX_LABEL}…` });
+  return sandboxRun(SANDBOX_LABEL, run, { stateless: true, failure: failure(settings) }, async ({ signal, notes, finish, fail }) => {
+    notes.push("Gemini's sandbox keeps nothing between runs: variables set there are gone after this run.");
     const files: Part[] = [];
     const names: string[] = [];
-    for (const file of filesUsedBy(code, await run.session.listFiles())) {
+    for (const file of filesUsedBy(code, await run.session.listFiles(), MAX_INLINE_BYTES)) {
       const name = file.path.split("/").pop()!;
       names.push(name);
       files.push({ inlineData: { mimeType: mimeOf(name), data: base64(await run.session.readFile(file.path)), displayName: name } });
@@ -65,7 +49,7 @@ async function runOnce(code: string, run: BackendRun, settings: GeminiSettings, 
           parts: [{ text: `Run this Python code with code execution, exactly as written, once:\n\n\`\`\`python\n${code}\n\`\`\`${attached}` }, ...files],
         },
       ],
-      config: { systemInstruction: SYSTEM, tools: [{ codeExecution: {} }], abortSignal: controller.signal },
+      config: { systemInstruction: SYSTEM, tools: [{ codeExecution: {} }], abortSignal: signal },
     });
     const ran: string[] = [];
     let outcome: string | undefined;
@@ -96,32 +80,24 @@ async function runOnce(code: string, run: BackendRun, settings: GeminiSettings, 
       }
       notes.push(`Images from the sandbox, now in your files: ${brought.join(", ")}.`);
     }
-    const clean = (text: string) => text.replace(/\s+$/, "");
-    if (ran.length && (ran.length !== 1 || clean(ran[0]) !== clean(code))) {
-      notes.push(`The model did not run the code exactly as given. What ran:\n${ran.join("\n\n")}`);
-    }
+    const changed = changedCodeNote(ran, code);
+    if (changed) notes.push(changed);
     const error = outcome === "OUTCOME_FAILED" || output.includes("Traceback (most recent call last)") ? errorFromStderr(output, 1) : undefined;
     const shown = error && output.includes("Traceback") ? output.slice(0, output.lastIndexOf("Traceback")) : output;
     if (shown && !(error && error.ename === "SystemExit" && !output.includes("Traceback"))) run.onEvent({ type: "stream", name: "stdout", text: shown });
-    if (!ran.length || !outcome) {
-      const message = `${SANDBOX_LABEL} did not run the code (the model answered without running it).`;
-      return finish({ status: "error", error: { ename: "SandboxError", evalue: message, traceback: message } });
-    }
+    if (!ran.length || !outcome) return fail(`${SANDBOX_LABEL} did not run the code (the model answered without running it).`);
     if (outcome === "OUTCOME_DEADLINE_EXCEEDED") {
       notes.push("The code ran longer than Gemini's sandbox allows (about 30 s), so the sandbox stopped it.");
       return finish({ status: "timeout" });
     }
     if (error) return finish({ status: "error", error });
     return finish({ status: "ok" });
-  } catch (cause) {
-    const error = describe(cause, [], settings.apiKey);
-    if (error.kind === "aborted") {
-      notes.push(`Kiln stopped waiting for ${SANDBOX_LABEL}.`);
-      return finish({ status: timedOut ? "timeout" : "interrupted" });
-    }
-    return finish({ status: "error", error: { ename: "SandboxError", evalue: error.message, traceback: error.message } });
-  } finally {
-    clearTimeout(timer);
-    run.signal.removeEventListener("abort", onAbort);
-  }
+  });
 }
+
+const failure =
+  (settings: GeminiSettings) =>
+  (cause: unknown): Failure => {
+    const error = describe(cause, [], settings.apiKey);
+    return { aborted: error.kind === "aborted", message: error.message };
+  };

@@ -1,9 +1,9 @@
 import { toFile } from "openai";
 import type { Response as ApiResponse } from "openai/resources/responses/responses";
-import type { FileInfo } from "../../../workers/python-api";
 import { safeRelativePath } from "../../../workers/file-paths";
 import { ProviderError, type SandboxStore } from "../../chat/provider";
 import type { BackendRun, ExecutionBackend, RunOutcome } from "../../execution/backend";
+import { changedCodeNote, filesUsedBy, ownState, sandboxRun, sha256, type Failure } from "../../execution/sandbox-run";
 import { errorFromStderr } from "../../execution/traceback";
 import { describeFailure, type ServerSettings } from "../openai-compatible/client";
 import { client, WORDS } from "./client";
@@ -25,16 +25,6 @@ const MAX_UPLOAD_BYTES = 500 * 1024 * 1024;
 const SYSTEM =
   "You are the code runner of Kiln, an app that runs a person's Python. Run exactly the code you are given with the " +
   "code interpreter, once, unchanged, and nothing else. Do not explain: when it has run, answer with the single word Done.";
-
-async function sha256(data: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-/** The person's files that the code names (by path or by file name). */
-function filesUsedBy(code: string, files: readonly FileInfo[]): FileInfo[] {
-  return files.filter((file) => file.size <= MAX_UPLOAD_BYTES && (code.includes(file.path) || code.includes(file.path.split("/").pop()!)));
-}
 
 /**
  * What the model is asked to run: the cell file, uploaded as it is, run from the container's
@@ -61,27 +51,9 @@ export function openaiSandbox(settings: ServerSettings, model: string, store: Sa
 }
 
 async function runInContainer(code: string, run: BackendRun, settings: ServerSettings, model: string, store: SandboxStore): Promise<RunOutcome> {
-  const started = performance.now();
-  const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  run.signal.addEventListener("abort", onAbort);
-  let timedOut = false;
-  const timer = run.deadlineMs > 0 ? setTimeout(() => ((timedOut = true), controller.abort()), run.deadlineMs) : undefined;
-  const notes: string[] = [];
-  const finish = (result: Omit<RunOutcome, "durationMs" | "ranOn">): RunOutcome => ({
-    ...result,
-    durationMs: performance.now() - started,
-    ranOn: { label: SANDBOX_LABEL, reason: run.reason, notes },
-  });
-  const signal = controller.signal;
   const { api } = client(settings);
-  try {
-    const record = await store.load();
-    const state: SandboxState =
-      record?.provider === PROVIDER_ID ? { files: {}, cells: 0, ...(record as Partial<SandboxState>) } : { files: {}, cells: 0 };
-    if (record && record.provider !== PROVIDER_ID) {
-      notes.push("This conversation's earlier sandbox runs were on another provider: this is a new sandbox, without their variables and files.");
-    }
+  return sandboxRun(SANDBOX_LABEL, run, { failure: failure(settings) }, async ({ signal, notes, finish, fail }) => {
+    const state = ownState<SandboxState>(await store.load(), PROVIDER_ID, { files: {}, cells: 0 }, notes);
     // A container lives about 20 minutes after its last use; an expired one is replaced.
     if (state.containerId) {
       const current = await api.containers.retrieve(state.containerId, { signal }).catch(() => undefined);
@@ -95,9 +67,8 @@ async function runInContainer(code: string, run: BackendRun, settings: ServerSet
       state.files = {};
     }
     const container = state.containerId;
-    run.onEvent({ type: "progress", message: `Running on ${SANDBOX_LABEL}…` });
     const sent = new Set<string>();
-    for (const file of filesUsedBy(code, await run.session.listFiles())) {
+    for (const file of filesUsedBy(code, await run.session.listFiles(), MAX_UPLOAD_BYTES)) {
       const data = await run.session.readFile(file.path);
       const hash = await sha256(data);
       sent.add(hash);
@@ -141,10 +112,8 @@ async function runInContainer(code: string, run: BackendRun, settings: ServerSet
         }
       }
     }
-    const clean = (text: string) => text.replace(/\s+$/, "");
-    if (ran.length && (ran.length !== 1 || clean(ran[0]) !== clean(expected))) {
-      notes.push(`The model did not run the code exactly as given. What ran:\n${ran.join("\n\n")}`);
-    }
+    const changed = changedCodeNote(ran, expected);
+    if (changed) notes.push(changed);
     const error = logs.includes("Traceback (most recent call last)") ? errorFromStderr(logs, 1) : undefined;
     const shown = error ? logs.slice(0, logs.lastIndexOf("Traceback")) : logs;
     if (shown) run.onEvent({ type: "stream", name: "stdout", text: shown });
@@ -161,25 +130,16 @@ async function runInContainer(code: string, run: BackendRun, settings: ServerSet
       brought.push(name);
     }
     if (brought.length) notes.push(`Files from the sandbox, now in your files: ${brought.join(", ")}.`);
-    if (!ran.length) {
-      const message = `${SANDBOX_LABEL} did not run the code (the model answered without running it).`;
-      return finish({ status: "error", error: { ename: "SandboxError", evalue: message, traceback: message } });
-    }
+    if (!ran.length) return fail(`${SANDBOX_LABEL} did not run the code (the model answered without running it).`);
     if (error) return finish({ status: "error", error });
-    if (failed) {
-      const message = `${SANDBOX_LABEL} could not finish the run.`;
-      return finish({ status: "error", error: { ename: "SandboxError", evalue: message, traceback: message } });
-    }
+    if (failed) return fail(`${SANDBOX_LABEL} could not finish the run.`);
     return finish({ status: "ok" });
-  } catch (cause) {
-    const error = cause instanceof ProviderError ? cause : describeFailure(cause, [], settings.apiKey, WORDS);
-    if (error.kind === "aborted") {
-      notes.push(`Kiln stopped waiting for ${SANDBOX_LABEL}; the code may still finish there.`);
-      return finish({ status: timedOut ? "timeout" : "interrupted" });
-    }
-    return finish({ status: "error", error: { ename: "SandboxError", evalue: error.message, traceback: error.message } });
-  } finally {
-    clearTimeout(timer);
-    run.signal.removeEventListener("abort", onAbort);
-  }
+  });
 }
+
+const failure =
+  (settings: ServerSettings) =>
+  (cause: unknown): Failure => {
+    const error = cause instanceof ProviderError ? cause : describeFailure(cause, [], settings.apiKey, WORDS);
+    return { aborted: error.kind === "aborted", message: error.message };
+  };
