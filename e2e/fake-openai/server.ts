@@ -178,14 +178,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, extname, join } from "node:path";
 import type { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { SANDBOX_SITE } from "../support/sandbox-process.ts";
+import { listFiles, SANDBOX_SITE } from "../support/sandbox-process.ts";
 import { routedUrl } from "../support/token-route.ts";
 
 export type ScriptContent =
@@ -940,33 +940,6 @@ class Interpreter {
   }
 }
 
-/** Every regular file under a folder (names starting with "." left out, at any depth), with its change stamp. */
-async function folderFiles(root: string): Promise<Map<string, { stamp: string; size: number }>> {
-  const found = new Map<string, { stamp: string; size: number }>();
-  const walk = async (dir: string) => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (entry.name.startsWith(".")) continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (entry.isFile()) {
-        try {
-          const info = await stat(path, { bigint: true });
-          found.set(path, { stamp: `${info.mtimeNs}:${info.size}`, size: Number(info.size) });
-        } catch {
-          // removed meanwhile
-        }
-      }
-    }
-  };
-  await walk(root);
-  return found;
-}
 
 const CONTENT_TYPES: Record<string, string> = {
   ".png": "image/png",
@@ -1182,7 +1155,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       container.busy++;
       try {
         container.lastActive = Date.now();
-        const before = await folderFiles(container.dir);
+        const before = await listFiles(container.dir);
         if (!container.interpreter?.alive) container.interpreter = new Interpreter(container.dir);
         const { logs, failure } = await container.interpreter.execute(code, timeoutMs);
         let note = "";
@@ -1196,14 +1169,14 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
               : `${separator}The interpreter exited during the run: the next run starts a new one without the old variables.\n`;
         }
         container.lastActive = Date.now();
-        const after = await folderFiles(container.dir);
+        const after = await listFiles(container.dir);
         // Files the run removed stop being container files; those it created or changed become ones.
         for (const [id, file] of container.files) if (!after.has(file.path)) container.files.delete(id);
         const files: ContainerFileObject[] = [];
         const images: string[] = [];
         for (const [path, now] of [...after].sort(([a], [b]) => a.localeCompare(b))) {
           const then = before.get(path);
-          if (then?.stamp === now.stamp) continue;
+          if (then && then.mtime === now.mtime && then.size === now.size) continue;
           const known = [...container.files.values()].find((file) => file.path === path);
           if (known) {
             known.bytes = now.size;

@@ -97,8 +97,8 @@ export async function listFiles(root: string, skip: readonly string[] = []): Pro
       const path = join(dir, entry.name);
       if (entry.isDirectory()) await walk(path);
       else if (entry.isFile()) {
-        const info = await stat(path, { bigint: true });
-        found.set(path, { mtime: info.mtimeNs, size: Number(info.size) });
+        const info = await stat(path, { bigint: true }).catch(() => undefined); // removed meanwhile
+        if (info) found.set(path, { mtime: info.mtimeNs, size: Number(info.size) });
       }
     }
   };
