@@ -7,6 +7,8 @@ import type { EngineName } from "./e2e/engines/driver.ts";
 // the runner and again in every test worker, which inherit the runner's environment: the first load picks it.
 process.env.KILN_PREVIEW_PORT ??= String(await freePort());
 const PORT = Number(process.env.KILN_PREVIEW_PORT);
+// The test package server's port (e2e/support/package-fixtures.ts), picked the same way.
+process.env.KILN_PACKAGE_PORT ??= String(await freePort());
 if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65535) throw new Error(`KILN_PREVIEW_PORT is not a port: ${process.env.KILN_PREVIEW_PORT}`);
 // Lets tests see (and cut off) the service worker's own requests when they go offline.
 process.env.PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS = "1";

@@ -5,7 +5,8 @@ import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { pyodideDir } from "../../vite/pyodide-core.ts";
 
-export const PACKAGE_SERVER_PORT = 4180;
+// Chosen at run time by playwright.config.ts (inherited by every test worker), like the preview port.
+export const PACKAGE_SERVER_PORT = Number(process.env.KILN_PACKAGE_PORT ?? 4180);
 export const PACKAGE_BASE = `http://127.0.0.1:${PACKAGE_SERVER_PORT}/`;
 export const TEST_LOCK_FILE = `${PACKAGE_BASE}pyodide-lock.json`;
 
