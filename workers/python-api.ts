@@ -60,7 +60,14 @@ export interface WorkerInit {
   lockFileURL: string;
   /** Where packages named in the lock file are downloaded from. */
   packageBaseUrl: string;
+  /** A memory snapshot of a booted interpreter to start from (see src/runtime/boot-snapshot.ts). */
+  snapshot?: Uint8Array;
+  /** Whether a worker that boots normally sends back a snapshot of itself, made before it runs anything. */
+  makeSnapshot?: boolean;
 }
+
+/** How a worker started: from a snapshot, a normal boot, or a normal boot after a snapshot failed. */
+export type BootKind = "snapshot" | "fresh" | "fallback";
 
 /**
  * The first message a Python worker receives, from the frame that starts it (see
@@ -182,6 +189,11 @@ export interface RuntimeInfo {
   pyodideVersion: string;
   /** Import names that Pyodide's lock file provides. */
   lockImports: string[];
+  boot: BootKind;
+  /** Why a snapshot was not used (boot "fallback"). */
+  bootNote?: string;
+  /** A snapshot of the booted interpreter, when asked for one (the page keeps it, then drops it from here). */
+  snapshot?: Uint8Array;
 }
 
 /** A cell's top-level imports (those not guarded by `except ImportError`). */

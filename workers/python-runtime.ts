@@ -3,6 +3,7 @@ import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
 import type {
+  BootKind,
   FileInfo,
   ImportReport,
   PageFetch,
@@ -36,6 +37,23 @@ const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
 });
 
 const KILN_LIB = "/lib/kiln-site";
+
+/** Pyodide's options for the snapshot (experimental, underscore names; see src/runtime/boot-snapshot.ts). */
+interface SnapshotOptions {
+  _makeSnapshot?: boolean;
+  _loadSnapshot?: Uint8Array;
+}
+
+/**
+ * What a snapshot would freeze is made fresh after each restore: `random`'s seed (if a
+ * module Kiln imports at start-up has loaded it). String hashing is not randomised in
+ * Pyodide either way.
+ */
+const FRESH_AFTER_RESTORE = `
+import sys
+if "random" in sys.modules:
+    sys.modules["random"].seed()
+`;
 
 
 interface CellResult {
@@ -84,22 +102,61 @@ export class PythonRuntime implements PythonWorkerApi {
   }
 
   async init(options: WorkerInit): Promise<RuntimeInfo> {
-    await this.initRuntime(options);
+    const { boot, note } = await this.boot(options);
     this.initFilesystem();
     this.initPackageIndex();
+    const snapshot = boot !== "snapshot" && options.makeSnapshot ? this.makeSnapshot() : undefined;
     this.initKernel();
-    return {
+    if (boot === "snapshot") this.pyodide.runPython(FRESH_AFTER_RESTORE);
+    const info: RuntimeInfo = {
       pythonVersion: this.pyodide.runPython("import sys; sys.version.split()[0]") as string,
       pyodideVersion: this.pyodide.version,
       lockImports: [...this.lockImports.keys()],
+      boot,
+      ...(note ? { bootNote: note } : {}),
+      ...(snapshot ? { snapshot } : {}),
     };
+    return snapshot ? Comlink.transfer(info, [snapshot.buffer as ArrayBuffer]) : info;
+  }
+
+  /** Start Pyodide from the snapshot when there is one; any failure there is a normal boot instead. */
+  private async boot(options: WorkerInit): Promise<{ boot: BootKind; note?: string }> {
+    const normal: SnapshotOptions = options.makeSnapshot ? { _makeSnapshot: true } : {};
+    if (!options.snapshot) {
+      await this.initRuntime(options, normal);
+      return { boot: "fresh" };
+    }
+    try {
+      await this.initRuntime(options, { _loadSnapshot: options.snapshot });
+      if (!this.pyodide.runPython(`import sys; "kiln.runner" in sys.modules`)) throw new Error("Kiln's package is missing from it");
+      return { boot: "snapshot" };
+    } catch (error) {
+      const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      await this.initRuntime(options, normal);
+      return { boot: "fallback", note: `the snapshot could not be restored (${reason})` };
+    }
+  }
+
+  /**
+   * A snapshot of this interpreter as booted, with Kiln's package and the modules it uses
+   * imported, made before Kiln's hooks (functions of this worker) are installed and before
+   * any code runs. Absent if Pyodide cannot make one.
+   */
+  private makeSnapshot(): Uint8Array | undefined {
+    try {
+      this.pyodide.runPython("import kiln.runner");
+      return (this.pyodide as unknown as { makeMemorySnapshot(): Uint8Array }).makeMemorySnapshot();
+    } catch (error) {
+      console.warn("Python's start-up snapshot could not be made.", error);
+      return undefined;
+    }
   }
 
   /**
    * Pyodide's files all come through the page (its service worker serves them offline; the
    * worker's own network may be off), through `fetch`.
    */
-  private async initRuntime(options: WorkerInit): Promise<void> {
+  private async initRuntime(options: WorkerInit, snapshot: SnapshotOptions): Promise<void> {
     const { pageFetch } = this;
     const lockDir = options.lockFileURL ? new URL(".", options.lockFileURL).href : "";
     routeFetchesThroughPage(pageFetch, [options.indexURL, options.packageBaseUrl, options.lockFileURL, lockDir]);
@@ -109,6 +166,7 @@ export class PythonRuntime implements PythonWorkerApi {
       ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
       packageBaseUrl: options.packageBaseUrl,
       env: { HOME: WORKING_DIRECTORY, MPLBACKEND: "module://kiln.mpl_backend" },
+      ...snapshot,
     });
     // Pyodide's internal hook for fatal errors: without it a dead interpreter looks busy.
     (this.pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
@@ -125,7 +183,8 @@ export class PythonRuntime implements PythonWorkerApi {
     for (const [path, source] of Object.entries(kilnSources)) {
       fs.writeFile(`${KILN_LIB}/kiln/${path.split("/").pop()}`, source);
     }
-    this.pyodide.runPython(`import sys; sys.path.insert(0, "${KILN_LIB}")`);
+    // A restored snapshot has it already.
+    this.pyodide.runPython(`import sys\nif "${KILN_LIB}" not in sys.path: sys.path.insert(0, "${KILN_LIB}")`);
   }
 
   private initPackageIndex(): void {

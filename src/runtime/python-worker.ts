@@ -12,6 +12,7 @@ import type {
   WorkerInit,
 } from "../../workers/python-api";
 import { allowList, checkFetchUrl, type AllowList } from "./fetch-allow-list";
+import { offerSnapshot, settleBoot } from "./boot-snapshot";
 import {
   isBoolean,
   isBytes,
@@ -122,7 +123,7 @@ export class WorkerApi {
  * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
  * GET, never with credentials; the answer is the response's bytes.
  */
-function serveFetches(port: MessagePort, allowed: AllowList): void {
+function serveFetches(port: MessagePort, allowed: AllowList, early: Map<string, Promise<Fetched>>): void {
   let inFlight = 0;
   port.onmessage = async (event: MessageEvent<unknown>) => {
     const request = event.data;
@@ -138,15 +139,41 @@ function serveFetches(port: MessagePort, allowed: AllowList): void {
     }
     inFlight += 1;
     try {
-      const response = await fetch(verdict.url, { method: "GET", credentials: "omit", redirect: "error", referrerPolicy: "no-referrer" });
-      const body = await response.arrayBuffer();
-      reply({ ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body }, [body]);
+      // Each early fetch answers one request (its bytes are handed over).
+      const started = early.get(verdict.url);
+      early.delete(verdict.url);
+      const file = await (started ?? fetchForWorker(verdict.url));
+      reply(file, [file.body]);
     } catch (error) {
       refuse(error instanceof Error ? error.message : String(error));
     } finally {
       inFlight -= 1;
     }
   };
+}
+
+type Fetched = Omit<FetchReply, "id">;
+
+async function fetchForWorker(url: string): Promise<Fetched> {
+  const response = await fetch(url, { method: "GET", credentials: "omit", redirect: "error", referrerPolicy: "no-referrer" });
+  const body = await response.arrayBuffer();
+  return { ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body };
+}
+
+/**
+ * Pyodide's core files, fetched by the page as soon as a worker is made, while its frame and
+ * worker start: the worker asks for these first, and finds them ready.
+ */
+function fetchCoreEarly(config: WorkerConfig): Map<string, Promise<Fetched>> {
+  const index = pyodideIndexUrl();
+  const urls = [`${index}pyodide.asm.wasm`, `${index}python_stdlib.zip`, config.lockFileUrl || `${index}pyodide-lock.json`];
+  const early = new Map<string, Promise<Fetched>>();
+  for (const url of urls) {
+    const file = fetchForWorker(url);
+    file.catch(() => undefined);
+    early.set(url, file);
+  }
+  return early;
 }
 
 /** Fetches the page makes for one worker at a time (Pyodide loads a handful of files at once). */
@@ -203,7 +230,7 @@ export class WorkerHandle {
       if (isWorkerEvent(message.data)) this.onEvent(message.data);
       else dropped("event", message.data);
     };
-    serveFetches(fetches.port1, fetchAllowList(config));
+    serveFetches(fetches.port1, fetchAllowList(config), fetchCoreEarly(config));
     const started = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("The Python sandbox frame did not start.")), HOST_START_TIMEOUT_MS);
       this.control.onmessage = (message: MessageEvent<unknown>) => {
@@ -249,9 +276,14 @@ export class WorkerHandle {
       })
       .catch((error: unknown) => this.fail(error));
 
-    const init = started.then(() =>
-      this.api.init({ indexURL: pyodideIndexUrl(), lockFileURL: config.lockFileUrl, packageBaseUrl: config.packageBaseUrl }),
-    );
+    // The snapshot is read (once per page) while the frame starts.
+    const offer = offerSnapshot(workerUrl);
+    const init = Promise.all([started, offer]).then(async ([, offer]) => {
+      const { snapshot, makeSnapshot } = offer;
+      const options = { indexURL: pyodideIndexUrl(), lockFileURL: config.lockFileUrl, packageBaseUrl: config.packageBaseUrl, makeSnapshot };
+      const info = await this.api.init(snapshot ? Comlink.transfer({ ...options, snapshot }, [snapshot.buffer as ArrayBuffer]) : options);
+      return settleBoot(workerUrl, offer, info);
+    });
     init.catch(() => undefined);
     this.ready = Promise.race([init, this.gone]);
     this.ready.catch(() => undefined);

@@ -60,8 +60,12 @@ describe("checks on what the worker sends", () => {
   });
 
   it("checks start-up info, file lists, fetch requests and host reports", () => {
-    expect(isRuntimeInfo({ pythonVersion: "3.14.2", pyodideVersion: "314.0.7", lockImports: ["numpy"] })).toBe(true);
-    expect(isRuntimeInfo({ pythonVersion: "3.14.2", pyodideVersion: 314, lockImports: [] })).toBe(false);
+    const info = { pythonVersion: "3.14.2", pyodideVersion: "314.0.7", lockImports: ["numpy"], boot: "fresh" };
+    expect(isRuntimeInfo(info)).toBe(true);
+    expect(isRuntimeInfo({ ...info, boot: "fallback", bootNote: "bad magic", snapshot: new Uint8Array(8) })).toBe(true);
+    expect(isRuntimeInfo({ ...info, pyodideVersion: 314 })).toBe(false);
+    expect(isRuntimeInfo({ ...info, boot: "warm" })).toBe(false);
+    expect(isRuntimeInfo({ ...info, snapshot: [1, 2] })).toBe(false);
     expect(isFileList([{ path: "a.csv", size: 3, mtimeMs: 1 }])).toBe(true);
     expect(isFileList([{ path: "a.csv", size: -3, mtimeMs: 1 }])).toBe(false);
     expect(isFetchRequest({ id: 1, url: "http://x/pyodide/a" })).toBe(true);

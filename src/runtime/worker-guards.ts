@@ -89,8 +89,14 @@ export const isStateCapture = (value: unknown): value is StateCapture =>
 export const isWorkerRunOutcome = (value: unknown): value is WorkerRunOutcome =>
   hasShape(value, { result: isRunResult }, { capture: isStateCapture });
 
+const isBootKind = (value: unknown): boolean => value === "snapshot" || value === "fresh" || value === "fallback";
+
 export const isRuntimeInfo = (value: unknown): value is RuntimeInfo =>
-  hasShape(value, { pythonVersion: isString, pyodideVersion: isString, lockImports: isStringArray });
+  hasShape(
+    value,
+    { pythonVersion: isString, pyodideVersion: isString, lockImports: isStringArray, boot: isBootKind },
+    { bootNote: isString, snapshot: isBytes },
+  );
 
 export const isImportReport = (value: unknown): value is ImportReport =>
   hasShape(value, { imports: isStringArray, available: isStringArray });

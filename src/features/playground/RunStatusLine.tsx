@@ -27,7 +27,7 @@ export function RunStatusLine({ state, running, startedAt }: { state: SessionSta
       break;
   }
   return (
-    <span role="status" className={`status status-${state.kind}`}>
+    <span role="status" className={`status status-${state.kind}`} data-boot={state.kind === "ready" || state.kind === "running" ? state.info.boot : undefined}>
       {text}
     </span>
   );

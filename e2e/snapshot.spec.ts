@@ -1,0 +1,134 @@
+import type { Page } from "@playwright/test";
+import { expect, test } from "./support/test";
+import { openPlayground, output, run } from "./support/playground";
+
+const CACHE = "kiln-python-snapshots";
+
+/** How the Playground's current interpreter started: "fresh", "snapshot" or "fallback". */
+function boot(page: Page) {
+  return page.getByRole("status").filter({ hasText: "Python ready" });
+}
+
+/** The stored snapshots: URL, size, the checksum kept with each, whether it matches, and the first byte. */
+function storedSnapshots(page: Page) {
+  return page.evaluate(async (name) => {
+    const cache = await caches.open(name);
+    return Promise.all(
+      (await cache.keys()).map(async (request) => {
+        const response = (await cache.match(request))!;
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+        const sha256 = response.headers.get("x-kiln-sha256");
+        const matches = sha256 === Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+        return { url: request.url, size: bytes.length, sha256, matches, first: bytes[0] };
+      }),
+    );
+  }, CACHE);
+}
+
+/** Wait until the first boot's snapshot is stored. */
+async function snapshotStored(page: Page) {
+  await expect.poll(async () => (await storedSnapshots(page)).length, { timeout: 60_000 }).toBe(1);
+  return (await storedSnapshots(page))[0];
+}
+
+/** Replace the stored snapshot's bytes, keeping or recomputing the checksum stored with it. */
+async function damageSnapshot(page: Page, how: "bytes" | "content") {
+  await page.evaluate(
+    async ({ name, how }) => {
+      const cache = await caches.open(name);
+      const [request] = await cache.keys();
+      const response = (await cache.match(request))!;
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const headers = new Headers(response.headers);
+      if (how === "bytes") {
+        // Damaged on disk: the checksum no longer matches.
+        bytes[bytes.length >> 1] ^= 0xff;
+      } else {
+        // Intact as stored, but not a snapshot Pyodide can restore (wrong magic number).
+        bytes.fill(7, 0, 64);
+        const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+        headers.set("x-kiln-sha256", Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join(""));
+      }
+      await cache.put(request, new Response(bytes, { headers }));
+    },
+    { name: CACHE, how },
+  );
+}
+
+async function randomNumber(page: Page): Promise<string> {
+  await run(page, "import random\nprint(random.random())");
+  return (await output(page).textContent()) ?? "";
+}
+
+test("Python starts from its snapshot on a repeat visit and after Restart, with fresh random seeds", async ({ page }) => {
+  await openPlayground(page);
+  await expect(boot(page)).toHaveAttribute("data-boot", "fresh");
+  const stored = await snapshotStored(page);
+  expect(stored.size).toBeGreaterThan(1 << 20);
+
+  await page.reload();
+  await expect(boot(page)).toHaveAttribute("data-boot", "snapshot", { timeout: 90_000 });
+  const first = await randomNumber(page);
+  await run(page, "x = 6 * 7\nprint(x)");
+  await expect(output(page)).toHaveText("42");
+
+  // Restart takes the warm spare, which started from the snapshot too; nothing of before is in it.
+  await page.getByRole("button", { name: "Restart" }).click();
+  await expect(boot(page)).toHaveAttribute("data-boot", "snapshot", { timeout: 90_000 });
+  await run(page, "print('x' in globals())");
+  await expect(output(page)).toHaveText("False");
+  // Each restored interpreter draws its own random numbers, not the snapshot's.
+  const second = await randomNumber(page);
+  expect(first).toMatch(/^0\.\d+\s*$/);
+  expect(second).toMatch(/^0\.\d+\s*$/);
+  expect(second).not.toBe(first);
+});
+
+for (const [how, what] of [
+  ["bytes", "damaged (its checksum fails)"],
+  ["content", "intact but not restorable"],
+] as const) {
+  test(`a snapshot that is ${what} falls back to a normal start, unseen, and is replaced`, async ({ page }) => {
+    const problems: string[] = [];
+    page.on("pageerror", (error) => problems.push(error.message));
+    await openPlayground(page);
+    const good = await snapshotStored(page);
+    await damageSnapshot(page, how);
+    const [damaged] = await storedSnapshots(page);
+    expect(damaged.matches).toBe(how === "content");
+    expect(damaged.first === good.first).toBe(how === "bytes");
+
+    await page.reload();
+    await expect(boot(page)).toHaveAttribute("data-boot", "fallback", { timeout: 90_000 });
+    await run(page, "print(sum(range(10)))");
+    await expect(output(page)).toHaveText("45");
+    await expect(page.getByRole("alert")).toHaveCount(0);
+    expect(problems).toEqual([]);
+
+    // The fallback's own boot made a new snapshot, which the next visit uses.
+    await expect
+      .poll(async () => (await storedSnapshots(page)).map(({ matches, first }) => ({ matches, first })), { timeout: 60_000 })
+      .toEqual([{ matches: true, first: good.first }]);
+    await page.reload();
+    await expect(boot(page)).toHaveAttribute("data-boot", "snapshot", { timeout: 90_000 });
+  });
+}
+
+test("a snapshot of another build is not used, and is deleted once this build's is stored", async ({ page }) => {
+  await openPlayground(page);
+  const good = await snapshotStored(page);
+  // An older Kiln's snapshot under its own key, and this build's removed.
+  await page.evaluate(
+    async ({ name, url }) => {
+      const cache = await caches.open(name);
+      const response = (await cache.match(url))!;
+      await cache.put(url.replace("/python-snapshot/", "/python-snapshot/0.0.0-old/"), response);
+      await cache.delete(url);
+    },
+    { name: CACHE, url: good.url },
+  );
+  await page.reload();
+  await expect(boot(page)).toHaveAttribute("data-boot", "fresh", { timeout: 90_000 });
+  await expect.poll(async () => (await storedSnapshots(page)).map((entry) => entry.url), { timeout: 60_000 }).toEqual([good.url]);
+});

@@ -1,0 +1,135 @@
+/**
+ * Python starts from a memory snapshot of a booted interpreter. The first worker on a page
+ * with no snapshot boots Pyodide normally, imports Kiln's package, and sends back a snapshot
+ * of its heap (before it runs anything else, so nobody's code is in it); the page keeps it in
+ * Cache Storage (the worker's opaque origin has no storage), keyed by the exact Pyodide
+ * build and Kiln's version, and every later start (page loads, warm spares, Restart,
+ * widgets) restores it. A snapshot that is unreadable, fails its checksum, or that the
+ * worker cannot restore is a normal boot instead: counted, never an error the person sees.
+ */
+import type { BootKind, RuntimeInfo } from "../../workers/python-api";
+import { PYODIDE_VERSION } from "../versions";
+import { version as KILN_VERSION } from "../../package.json";
+
+const CACHE_NAME = "kiln-python-snapshots";
+/** A snapshot larger than this is not kept (a booted interpreter is about 30 MB). */
+const MAX_SNAPSHOT_BYTES = 256 << 20;
+/** Restores of one snapshot that may fail before snapshots are given up for this build. */
+const MAX_FAILED_RESTORES = 2;
+
+/** How this page's workers started, for the benchmark and tests. */
+const counts: Record<BootKind, number> = { snapshot: 0, fresh: 0, fallback: 0 };
+
+export function bootCounts(): Record<BootKind, number> {
+  return { ...counts };
+}
+
+/** What a worker starts with: a verified snapshot to restore, and whether to make one if it boots normally. */
+export interface SnapshotOffer {
+  snapshot?: Uint8Array;
+  makeSnapshot: boolean;
+  /** Set when a stored snapshot was there but unusable. */
+  rejected?: string;
+  /** Earlier restores of the stored snapshot that failed. */
+  failures: number;
+}
+
+interface Stored {
+  bytes?: Uint8Array;
+  failures: number;
+  rejected?: string;
+}
+
+/** One read of the stored snapshot per page (and per store), shared by every worker. */
+let stored: Promise<Stored> | undefined;
+/** A store in progress: reads wait for it, so a spare started meanwhile gets the new one. */
+let storing: Promise<void> = Promise.resolve();
+
+/**
+ * Where the snapshot of this build lives: Pyodide's version, Kiln's, and the worker's URL,
+ * which names the exact build of the worker (Pyodide's JavaScript and Kiln's Python inside).
+ * None in development (the worker's code changes without its URL changing) or without
+ * Cache Storage (pages that are not a secure context).
+ */
+function snapshotKey(workerUrl: string): string | undefined {
+  if (import.meta.env.DEV || typeof caches === "undefined") return undefined;
+  const build = encodeURIComponent(new URL(workerUrl, location.href).pathname);
+  return new URL(`${import.meta.env.BASE_URL}python-snapshot/${PYODIDE_VERSION}/${KILN_VERSION}/${build}`, location.href).href;
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+async function openCache(): Promise<Cache> {
+  return caches.open(CACHE_NAME);
+}
+
+async function readStored(key: string): Promise<Stored> {
+  await storing;
+  try {
+    const response = await (await openCache()).match(key);
+    if (!response) return { failures: 0 };
+    const failures = Number(response.headers.get("x-kiln-failed-restores") ?? 0);
+    if (failures >= MAX_FAILED_RESTORES) return { failures };
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (!bytes.length) return { failures };
+    if ((await sha256(bytes)) !== response.headers.get("x-kiln-sha256")) {
+      return { failures, rejected: "its checksum does not match (the stored copy is damaged)" };
+    }
+    return { bytes, failures };
+  } catch (error) {
+    return { failures: 0, rejected: `it could not be read (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
+
+/** What the next worker of this page starts from. Never rejects. */
+export async function offerSnapshot(workerUrl: string): Promise<SnapshotOffer> {
+  const key = snapshotKey(workerUrl);
+  if (!key) return { makeSnapshot: false, failures: 0 };
+  stored ??= readStored(key);
+  const { bytes, failures, rejected } = await stored;
+  // A worker whose restore fails boots normally and makes a new snapshot, until too many failed.
+  const makeSnapshot = failures < MAX_FAILED_RESTORES;
+  if (bytes) return { snapshot: bytes.slice(), makeSnapshot, failures };
+  return { makeSnapshot, failures, ...(rejected ? { rejected } : {}) };
+}
+
+/**
+ * Count how a worker started and keep the snapshot it made; returns its info without the
+ * snapshot's bytes.
+ */
+export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: RuntimeInfo): RuntimeInfo {
+  const { snapshot, ...rest } = info;
+  const boot: BootKind = offer.rejected ? "fallback" : info.boot;
+  counts[boot] += 1;
+  if (boot === "fallback") {
+    console.info(`Python started without its snapshot: ${offer.rejected ?? info.bootNote ?? "it could not be restored"}.`);
+  }
+  const key = snapshotKey(workerUrl);
+  if (key && snapshot && snapshot.length <= MAX_SNAPSHOT_BYTES) {
+    // A snapshot that passed its checksum yet could not be restored counts against this build.
+    const failures = info.boot === "fallback" ? offer.failures + 1 : 0;
+    storing = storing.then(() => keep(key, snapshot, failures));
+    stored = undefined;
+  }
+  return { ...rest, boot };
+}
+
+async function keep(key: string, snapshot: Uint8Array, failures: number): Promise<void> {
+  try {
+    const cache = await openCache();
+    // Snapshots of other builds are of no use any more.
+    for (const request of await cache.keys()) if (request.url !== key) await cache.delete(request);
+    const headers = {
+      "content-type": "application/octet-stream",
+      "x-kiln-sha256": await sha256(snapshot),
+      "x-kiln-failed-restores": String(failures),
+    };
+    await cache.put(key, new Response(snapshot as Uint8Array<ArrayBuffer>, { headers }));
+  } catch (error) {
+    // A full quota or no Cache Storage: the next start boots normally.
+    console.warn("Kiln could not keep Python's start-up snapshot.", error);
+  }
+}
