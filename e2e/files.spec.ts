@@ -108,7 +108,7 @@ test("a 200 MB file goes in with progress and arrives whole", async ({ page }, t
   const chooser = page.waitForEvent("filechooser");
   await page.getByRole("button", { name: "Upload files" }).click();
   await (await chooser).setFiles(big);
-  await expect(page.getByText(/Uploading big data\.bin: \d+% of 200 MiB/)).toBeVisible();
+  await expect(page.getByText("Uploading big data.bin (200 MiB)…")).toBeVisible();
   await expect(filesList(page).getByRole("listitem")).toContainText("200 MiB", { timeout: 120_000 });
   await expect(page.getByText(/Uploading/)).toHaveCount(0, { timeout: 120_000 });
   await run(page, "import os\nf = open('big data.bin', 'rb'); f.seek(-1, 2)\nprint(os.path.getsize('big data.bin'), f.read()[0])");

@@ -243,6 +243,7 @@ export interface PythonWorkerApi {
    * Write (or with `append`, add to) a file, creating its folders. A relative path is
    * relative to the working directory; `..` never climbs out of the file system's root.
    */
-  writeFile(path: string, data: string | Uint8Array, append?: boolean): void;
+  /** A Blob (a person's file) is read by the worker itself, so the page never holds its bytes. */
+  writeFile(path: string, data: string | Uint8Array | Blob, append?: boolean): Promise<void>;
   deleteFile(path: string): void;
 }

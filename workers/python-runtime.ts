@@ -309,10 +309,19 @@ export class PythonRuntime implements PythonWorkerApi {
     return Comlink.transfer(bytes, [bytes.buffer as ArrayBuffer]);
   }
 
-  writeFile(path: string, data: string | Uint8Array, append = false): void {
+  async writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
     const fs = this.pyodide.FS;
     const full = this.resolve(path);
     fs.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+    if (data instanceof Blob) {
+      // Read here, off the page's thread; the file system keeps these bytes without copying them.
+      const bytes = new Uint8Array(await data.arrayBuffer());
+      if (!append) {
+        fs.writeFile(full, bytes, { canOwn: true });
+        return;
+      }
+      data = bytes;
+    }
     if (!append) {
       fs.writeFile(full, data);
       return;

@@ -219,7 +219,7 @@ export class PythonSession {
    * Write (or with `append`, add to) a file in the interpreter, after any run already
    * queued. A relative path is in the working directory.
    */
-  writeFile(path: string, data: string | Uint8Array, append = false): Promise<void> {
+  writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
     const next = this.queue.then(async () => {
       await this.ready;
       await this.current.api.writeFile(path, data, append);

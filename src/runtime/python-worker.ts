@@ -107,8 +107,8 @@ export class WorkerApi {
   readFile(path: string) {
     return checked("readFile", this.remote.readFile(path), isBytes);
   }
-  async writeFile(path: string, data: string | Uint8Array, append = false): Promise<void> {
-    const payload = typeof data === "string" ? data : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
+  async writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
+    const payload = typeof data === "string" || data instanceof Blob ? data : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
     await this.remote.writeFile(path, payload, append);
   }
   async deleteFile(path: string): Promise<void> {

@@ -18,9 +18,6 @@ export interface FilesState {
   problem: string;
 }
 
-/** Files move between the page and the worker in pieces this big, so neither side freezes. */
-const CHUNK_BYTES = 8 * 1024 * 1024;
-
 /**
  * A scope's files (a conversation's, the Playground's): kept in IndexedDB, put into every
  * worker of the session as it starts, and saved back after each run.
@@ -38,9 +35,8 @@ export class SessionFiles {
   ) {
     session.setWorkerSetup(async (api) => {
       const stored = await listStoredFiles(scope);
-      for (const file of stored) {
-        await inChunks(file.data, (bytes, append) => api.writeFile(file.path, bytes, append));
-      }
+      // Blobs: the worker reads each itself.
+      for (const file of stored) await api.writeFile(file.path, file.data);
       this.seen = new Map((await api.listFiles()).map((file) => [file.path, stamp(file)]));
       this.publish({ files: stored.map(entry) });
     });
@@ -66,19 +62,24 @@ export class SessionFiles {
           problems.push(`${JSON.stringify(file.name)} is not a usable file name.`);
           continue;
         }
+        this.publish({ progress: `Uploading ${path} (${formatBytes(file.size)})…` });
+        // Saved and put into Python at once: the worker reads the file itself.
+        const written = this.session.writeFile(path, file);
         try {
           await storeFile({ scope: this.scope, path, data: file, size: file.size, modifiedAt: file.lastModified || Date.now() });
         } catch (error) {
           problems.push(error instanceof Error ? error.message : String(error));
+          // Not kept, so not left in Python either: the saved file of that name, if any, goes back.
+          const previous = await getStoredFile(this.scope, path).catch(() => undefined);
+          await written
+            .then(() => (previous ? this.session.writeFile(path, previous.data) : this.session.deleteFile(path)))
+            .catch(() => undefined);
           continue;
         }
         // Listed as soon as it is saved, even while Python is still starting.
         await this.refresh(problems.join(" "));
-        await inChunks(file, (bytes, append, offset) => {
-          const done = Math.min(100, Math.round((offset / Math.max(1, file.size)) * 100));
-          this.publish({ progress: `Uploading ${path}: ${done}% of ${formatBytes(file.size)}` });
-          return this.session.writeFile(path, bytes, append);
-        });
+        this.publish({ progress: `Uploading ${path} (${formatBytes(file.size)})…` });
+        await written;
         added.add(path);
       }
       // Known as they are now, so the next sync does not read them back.
@@ -143,16 +144,6 @@ export class SessionFiles {
   private publish(change: Partial<FilesState>): void {
     this.state = { ...this.state, ...change };
     for (const listener of this.listeners) listener();
-  }
-}
-
-/** Hand `blob` to `write` piece by piece (an empty blob still gets one, empty, write). */
-async function inChunks(
-  blob: Blob,
-  write: (bytes: Uint8Array<ArrayBuffer>, append: boolean, offset: number) => Promise<void>,
-): Promise<void> {
-  for (let offset = 0; offset < blob.size || offset === 0; offset += CHUNK_BYTES) {
-    await write(new Uint8Array(await blob.slice(offset, offset + CHUNK_BYTES).arrayBuffer()), offset > 0, offset);
   }
 }
 
