@@ -1,6 +1,17 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { openPlayground, output, run } from "./support/playground";
+import {
+  test as embedTest,
+  KILN_ORIGIN,
+  messagesOf,
+  runInWidget,
+  send,
+  waitForReady,
+  widget,
+  widgetFrame,
+  widgetQuery,
+} from "./support/embed-host";
 
 const CACHE = "kiln-python-snapshots";
 
@@ -131,4 +142,25 @@ test("a snapshot of another build is not used, and is deleted once this build's 
   await page.reload();
   await expect(boot(page)).toHaveAttribute("data-boot", "fresh", { timeout: 90_000 });
   await expect.poll(async () => (await storedSnapshots(page)).map((entry) => entry.url), { timeout: 60_000 }).toEqual([good.url]);
+});
+
+embedTest("a widget starts from the snapshot on the host's next visit, and so does its restart", async ({ page, hostOrigin }) => {
+  // The host page, served from the widget's own site: Playwright's contexts are private windows, which
+  // block storage to embedded frames of other sites (there the widget boots normally each time).
+  await page.route((url) => url.origin === KILN_ORIGIN && url.pathname === "/host/", async (route) => route.fulfill({ response: await route.fetch({ url: `${hostOrigin}/${new URL(route.request().url()).search}` }) }));
+  await page.goto(`${KILN_ORIGIN}/host/?${new URLSearchParams([["frame", widgetQuery()]])}`);
+  await waitForReady(page, 0);
+  await expect(widget(page, 0).getByRole("status")).toHaveAttribute("data-boot", "fresh");
+  // The widget keeps its snapshot in its own storage.
+  const stored = async () => (await widgetFrame(page, 0)).evaluate(async (name) => (await (await caches.open(name)).keys()).length, CACHE);
+  await expect.poll(stored, { timeout: 60_000 }).toBe(1);
+
+  await page.reload();
+  await waitForReady(page, 0);
+  await expect(widget(page, 0).getByRole("status")).toHaveAttribute("data-boot", "snapshot");
+  expect((await runInWidget(page, 0, "sum", "sum(range(10))")).value).toEqual({ "text/plain": "45" });
+  await send(page, 0, { kiln: 1, type: "restart" });
+  await expect.poll(async () => (await messagesOf(page, 0, "ready")).length, { timeout: 90_000 }).toBe(2);
+  await expect(widget(page, 0).getByRole("status")).toHaveAttribute("data-boot", "snapshot");
+  expect((await runInWidget(page, 0, "after", "sum(range(4))")).value).toEqual({ "text/plain": "6" });
 });
