@@ -38,11 +38,15 @@ export function routeFetchesThroughPage(pageFetch: PageFetch, prefixes: string[]
     const file = await pageFetch(url);
     const headers = { "content-type": file.contentType };
     // Pyodide checks each package against the lock file's sha256 through `integrity`.
-    if (init?.integrity && file.ok && !(await matchesIntegrity(file.body, init.integrity))) {
+    if (init?.integrity && file.ok && !(await matchesIntegrity(await bytesOf(file.body), init.integrity))) {
       throw new TypeError(`Failed to fetch: the content of ${url} does not match its integrity (sha256) check`);
     }
     return new Response(file.body, { status: file.status, headers });
   };
+}
+
+export async function bytesOf(data: Blob | ArrayBuffer): Promise<ArrayBuffer> {
+  return data instanceof Blob ? data.arrayBuffer() : data;
 }
 
 /** Whether `body` matches a Subresource Integrity value such as `sha256-<base64>`. */

@@ -60,10 +60,15 @@ export interface WorkerInit {
   lockFileURL: string;
   /** Where packages named in the lock file are downloaded from. */
   packageBaseUrl: string;
-  /** A memory snapshot of a booted interpreter to start from (see src/runtime/boot-snapshot.ts). */
-  snapshot?: Uint8Array;
+  /**
+   * A memory snapshot of a booted interpreter to start from (see src/runtime/boot-snapshot.ts),
+   * with the SHA-256 (hex) it was stored with: the worker reads and checks it off the page's thread.
+   */
+  snapshot?: { data: Blob | ArrayBuffer; sha256: string };
   /** Whether a worker that boots normally sends back a snapshot of itself, made before it runs anything. */
   makeSnapshot?: boolean;
+  /** Whether Blobs sent to the page arrive whole (see {@link PythonWorkerApi.readsBlob}); else bytes. */
+  sendBlobs?: boolean;
 }
 
 /** How a worker started: from a snapshot, a normal boot, or a normal boot after a snapshot failed. */
@@ -139,7 +144,11 @@ export interface FetchReply {
   ok: boolean;
   status: number;
   contentType: string;
-  body: ArrayBuffer;
+  /**
+   * A Blob: it crosses into the worker's process by reference, where an ArrayBuffer would be
+   * copied on the page's thread.
+   */
+  body: Blob | ArrayBuffer;
   error?: string;
 }
 
@@ -192,8 +201,8 @@ export interface RuntimeInfo {
   boot: BootKind;
   /** Why a snapshot was not used (boot "fallback"). */
   bootNote?: string;
-  /** A snapshot of the booted interpreter, when asked for one (the page keeps it, then drops it from here). */
-  snapshot?: Uint8Array;
+  /** A snapshot of the booted interpreter, when asked for one, with its SHA-256 (hex); the page keeps it. */
+  snapshot?: { data: Blob | Uint8Array; sha256: string };
 }
 
 /** A cell's top-level imports (those not guarded by `except ImportError`). */
@@ -217,7 +226,7 @@ export interface FetchedFile {
   ok: boolean;
   status: number;
   contentType: string;
-  body: ArrayBuffer;
+  body: Blob | ArrayBuffer;
 }
 
 /**
@@ -228,6 +237,12 @@ export type PageFetch = (url: string) => Promise<FetchedFile>;
 
 /** What the worker exposes over Comlink. */
 export interface PythonWorkerApi {
+  /**
+   * Whether `probe` arrives whole: Blobs cross into the worker's process by reference where
+   * an ArrayBuffer would be copied on the page's thread, but WebKit delivers them empty to an
+   * opaque-origin worker; the page sends bytes there instead.
+   */
+  readsBlob(probe: Blob, expected: string): Promise<boolean>;
   init(options: WorkerInit): Promise<RuntimeInfo>;
   run(code: string, options: RunOptions): Promise<WorkerRunOutcome>;
   /** Cancel run `runId` if it is waiting in `await` (where SIGINT is not seen). */

@@ -22,7 +22,7 @@ import type {
 } from "./python-api";
 import { expectStdin, waitForStdin } from "./shared-buffers";
 import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
-import { pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
+import { bytesOf, pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
 // Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
 // page hands over as a `data:` URL): nothing is imported at run time, which an opaque-origin
 // worker cannot do from `blob:` URLs in every engine (WebKit refuses them).
@@ -101,11 +101,15 @@ export class PythonRuntime implements PythonWorkerApi {
     this.batcher = new OutputBatcher((event) => this.post(event));
   }
 
+  async readsBlob(probe: Blob, expected: string): Promise<boolean> {
+    return (await probe.text().catch(() => "")) === expected;
+  }
+
   async init(options: WorkerInit): Promise<RuntimeInfo> {
     const { boot, note } = await this.boot(options);
     this.initFilesystem();
     this.initPackageIndex();
-    const snapshot = boot !== "snapshot" && options.makeSnapshot ? this.makeSnapshot() : undefined;
+    const snapshot = boot !== "snapshot" && options.makeSnapshot ? await this.makeSnapshot(options.sendBlobs ?? false) : undefined;
     this.initKernel();
     if (boot === "snapshot") this.pyodide.runPython(FRESH_AFTER_RESTORE);
     const info: RuntimeInfo = {
@@ -116,7 +120,7 @@ export class PythonRuntime implements PythonWorkerApi {
       ...(note ? { bootNote: note } : {}),
       ...(snapshot ? { snapshot } : {}),
     };
-    return snapshot ? Comlink.transfer(info, [snapshot.buffer as ArrayBuffer]) : info;
+    return snapshot?.data instanceof Uint8Array ? Comlink.transfer(info, [snapshot.data.buffer as ArrayBuffer]) : info;
   }
 
   /** Start Pyodide from the snapshot when there is one; any failure there is a normal boot instead. */
@@ -127,7 +131,9 @@ export class PythonRuntime implements PythonWorkerApi {
       return { boot: "fresh" };
     }
     try {
-      await this.initRuntime(options, { _loadSnapshot: options.snapshot });
+      const bytes = new Uint8Array(await bytesOf(options.snapshot.data));
+      if ((await sha256(bytes)) !== options.snapshot.sha256) throw new Error("its checksum does not match: the stored copy is damaged");
+      await this.initRuntime(options, { _loadSnapshot: bytes });
       if (!this.pyodide.runPython(`import sys; "kiln.runner" in sys.modules`)) throw new Error("Kiln's package is missing from it");
       return { boot: "snapshot" };
     } catch (error) {
@@ -142,10 +148,12 @@ export class PythonRuntime implements PythonWorkerApi {
    * imported, made before Kiln's hooks (functions of this worker) are installed and before
    * any code runs. Absent if Pyodide cannot make one.
    */
-  private makeSnapshot(): Uint8Array | undefined {
+  private async makeSnapshot(asBlob: boolean): Promise<{ data: Blob | Uint8Array; sha256: string } | undefined> {
     try {
       this.pyodide.runPython("import kiln.runner");
-      return (this.pyodide as unknown as { makeMemorySnapshot(): Uint8Array }).makeMemorySnapshot();
+      const bytes = (this.pyodide as unknown as { makeMemorySnapshot(): Uint8Array<ArrayBuffer> }).makeMemorySnapshot();
+      // A Blob reaches the page by reference; the page stores it as it is.
+      return { data: asBlob ? new Blob([bytes]) : bytes, sha256: await sha256(bytes) };
     } catch (error) {
       console.warn("Python's start-up snapshot could not be made.", error);
       return undefined;
@@ -430,6 +438,11 @@ const INPUT_NEEDS_ISOLATION =
   "input() is not available on this page: the browser gives it no shared memory (SharedArrayBuffer; " +
   "the page is not cross-origin isolated, or the browser lacks it), so Python cannot wait for an answer. " +
   "Pass the value in the code instead.";
+
+async function sha256(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
 
 function fatalMessage(error: unknown): string {
   if (error && typeof error === "object" && "status" in error) {

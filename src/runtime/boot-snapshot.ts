@@ -24,20 +24,17 @@ export function bootCounts(): Record<BootKind, number> {
   return { ...counts };
 }
 
-/** What a worker starts with: a verified snapshot to restore, and whether to make one if it boots normally. */
+/** What a worker starts with: a stored snapshot to restore, and whether to make one if it boots normally. */
 export interface SnapshotOffer {
-  snapshot?: Uint8Array;
+  snapshot?: { data: Blob; sha256: string };
   makeSnapshot: boolean;
-  /** Set when a stored snapshot was there but unusable. */
-  rejected?: string;
   /** Earlier restores of the stored snapshot that failed. */
   failures: number;
 }
 
 interface Stored {
-  bytes?: Uint8Array;
+  snapshot?: { data: Blob; sha256: string };
   failures: number;
-  rejected?: string;
 }
 
 /** One read of the stored snapshot per page (and per store), shared by every worker. */
@@ -57,28 +54,19 @@ function snapshotKey(workerUrl: string): string | undefined {
   return new URL(`${import.meta.env.BASE_URL}python-snapshot/${PYODIDE_VERSION}/${KILN_VERSION}/${build}`, location.href).href;
 }
 
-async function sha256(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-async function openCache(): Promise<Cache> {
-  return caches.open(CACHE_NAME);
-}
-
+/**
+ * The stored snapshot as a Blob: it reaches the worker by reference, and the worker reads it
+ * and checks its SHA-256 on its own thread (the page never copies or hashes 30 MB).
+ */
 async function readStored(key: string): Promise<Stored> {
   await storing;
   try {
-    const response = await (await openCache()).match(key);
+    const response = await (await caches.open(CACHE_NAME)).match(key);
     if (!response) return { failures: 0 };
     const failures = Number(response.headers.get("x-kiln-failed-restores") ?? 0);
+    const sha256 = response.headers.get("x-kiln-sha256") ?? "";
     if (failures >= MAX_FAILED_RESTORES) return { failures };
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    if (!bytes.length) return { failures };
-    if ((await sha256(bytes)) !== response.headers.get("x-kiln-sha256")) {
-      return { failures, rejected: "its checksum does not match (the stored copy is damaged)" };
-    }
-    return { bytes, failures };
+    return { snapshot: { data: await response.blob(), sha256 }, failures };
   } catch {
     // No storage here (a widget in a browser that blocks third-party storage): every start boots normally.
     return { failures: MAX_FAILED_RESTORES };
@@ -90,45 +78,42 @@ export async function offerSnapshot(workerUrl: string): Promise<SnapshotOffer> {
   const key = snapshotKey(workerUrl);
   if (!key) return { makeSnapshot: false, failures: 0 };
   stored ??= readStored(key);
-  const { bytes, failures, rejected } = await stored;
+  const { snapshot, failures } = await stored;
   // A worker whose restore fails boots normally and makes a new snapshot, until too many failed.
-  const makeSnapshot = failures < MAX_FAILED_RESTORES;
-  if (bytes) return { snapshot: bytes.slice(), makeSnapshot, failures };
-  return { makeSnapshot, failures, ...(rejected ? { rejected } : {}) };
+  return { makeSnapshot: failures < MAX_FAILED_RESTORES, failures, ...(snapshot ? { snapshot } : {}) };
 }
 
 /**
  * Count how a worker started and keep the snapshot it made; returns its info without the
- * snapshot's bytes.
+ * snapshot.
  */
 export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: RuntimeInfo): RuntimeInfo {
-  const { snapshot, ...rest } = info;
-  const boot: BootKind = offer.rejected ? "fallback" : info.boot;
-  counts[boot] += 1;
-  if (boot === "fallback") {
-    console.info(`Python started without its snapshot: ${offer.rejected ?? info.bootNote ?? "it could not be restored"}.`);
-  }
+  const { snapshot: made, ...rest } = info;
+  // Bytes where Blobs do not reach the page whole (see WorkerApi.readsBlobs).
+  const snapshot = made && { data: made.data instanceof Blob ? made.data : new Blob([made.data as Uint8Array<ArrayBuffer>]), sha256: made.sha256 };
+  counts[info.boot] += 1;
+  if (info.boot === "fallback") console.info(`Python started without its snapshot: ${info.bootNote ?? "it could not be restored"}.`);
   const key = snapshotKey(workerUrl);
-  if (key && snapshot && snapshot.length <= MAX_SNAPSHOT_BYTES) {
-    // A snapshot that passed its checksum yet could not be restored counts against this build.
+  if (key && snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) {
+    // A stored snapshot that could not be restored counts against this build; the new one replaces it.
     const failures = info.boot === "fallback" ? offer.failures + 1 : 0;
     storing = storing.then(() => keep(key, snapshot, failures));
     stored = undefined;
   }
-  return { ...rest, boot };
+  return rest;
 }
 
-async function keep(key: string, snapshot: Uint8Array, failures: number): Promise<void> {
+async function keep(key: string, snapshot: { data: Blob; sha256: string }, failures: number): Promise<void> {
   try {
-    const cache = await openCache();
+    const cache = await caches.open(CACHE_NAME);
     // Snapshots of other builds are of no use any more.
     for (const request of await cache.keys()) if (request.url !== key) await cache.delete(request);
     const headers = {
       "content-type": "application/octet-stream",
-      "x-kiln-sha256": await sha256(snapshot),
+      "x-kiln-sha256": snapshot.sha256,
       "x-kiln-failed-restores": String(failures),
     };
-    await cache.put(key, new Response(snapshot as Uint8Array<ArrayBuffer>, { headers }));
+    await cache.put(key, new Response(snapshot.data, { headers }));
   } catch (error) {
     // A full quota or no Cache Storage: the next start boots normally.
     console.warn("Kiln could not keep Python's start-up snapshot.", error);

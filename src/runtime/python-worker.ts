@@ -66,6 +66,8 @@ function moduleSource(url: string): Promise<string> {
   return source;
 }
 
+const BLOB_PROBE = "kiln: does this Blob arrive whole?";
+
 /** Logs what a worker sent that breaks the contract; the page never acts on it. */
 function dropped(what: string, value: unknown): void {
   console.warn(`Kiln ignored a malformed ${what} from the Python worker.`, value);
@@ -84,7 +86,22 @@ async function checked<T>(what: string, reply: Promise<unknown>, guard: (value: 
  * checked against the contract before anyone sees it.
  */
 export class WorkerApi {
+  /** Whether Blobs reach this worker whole (see {@link PythonWorkerApi.readsBlob}); asked once. */
+  private blobs: Promise<boolean> | undefined;
+
   constructor(private readonly remote: Comlink.Remote<PythonWorkerApi>) {}
+
+  readsBlobs(): Promise<boolean> {
+    this.blobs ??= checked("readsBlob", this.remote.readsBlob(new Blob([BLOB_PROBE]), BLOB_PROBE), isBoolean).catch(() => false);
+    return this.blobs;
+  }
+
+  /** `data` as this worker can take it: the Blob itself, or its bytes (handed over, not copied). */
+  async portable(data: Blob): Promise<Blob | ArrayBuffer> {
+    if (await this.readsBlobs()) return data;
+    const bytes = await data.arrayBuffer();
+    return Comlink.transfer(bytes, [bytes]);
+  }
 
   init(options: WorkerInit) {
     return checked("init", this.remote.init(options), isRuntimeInfo);
@@ -108,6 +125,7 @@ export class WorkerApi {
     return checked("readFile", this.remote.readFile(path), isBytes);
   }
   async writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
+    if (data instanceof Blob && !(await this.readsBlobs())) data = new Uint8Array(await data.arrayBuffer());
     const payload = typeof data === "string" || data instanceof Blob ? data : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
     await this.remote.writeFile(path, payload, append);
   }
@@ -123,14 +141,14 @@ export class WorkerApi {
  * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
  * GET, never with credentials; the answer is the response's bytes.
  */
-function serveFetches(port: MessagePort, allowed: AllowList, early: Map<string, Promise<Fetched>>): void {
+function serveFetches(port: MessagePort, allowed: AllowList, early: Map<string, Promise<Fetched>>, api: WorkerApi): void {
   let inFlight = 0;
   port.onmessage = async (event: MessageEvent<unknown>) => {
     const request = event.data;
     if (!isFetchRequest(request)) return dropped("fetch request", request);
     const reply = (fields: Omit<FetchReply, "id">, transfer: Transferable[] = []) =>
       port.postMessage({ id: request.id, ...fields } satisfies FetchReply, transfer);
-    const refuse = (error: string) => reply({ ok: false, status: 0, contentType: "", body: new ArrayBuffer(0), error });
+    const refuse = (error: string) => reply({ ok: false, status: 0, contentType: "", body: new Blob([]), error });
     if (inFlight >= MAX_FETCHES_IN_FLIGHT) return refuse("refused, too many fetches at once");
     const verdict = checkFetchUrl(request.url, allowed);
     if (!verdict.ok) {
@@ -143,7 +161,8 @@ function serveFetches(port: MessagePort, allowed: AllowList, early: Map<string, 
       const started = early.get(verdict.url);
       early.delete(verdict.url);
       const file = await (started ?? fetchForWorker(verdict.url));
-      reply(file, [file.body]);
+      const body = await api.portable(file.body as Blob);
+      reply({ ...file, body }, body instanceof ArrayBuffer ? [body] : []);
     } catch (error) {
       refuse(error instanceof Error ? error.message : String(error));
     } finally {
@@ -156,7 +175,7 @@ type Fetched = Omit<FetchReply, "id">;
 
 async function fetchForWorker(url: string): Promise<Fetched> {
   const response = await fetch(url, { method: "GET", credentials: "omit", redirect: "error", referrerPolicy: "no-referrer" });
-  const body = await response.arrayBuffer();
+  const body = await response.blob();
   return { ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body };
 }
 
@@ -230,7 +249,7 @@ export class WorkerHandle {
       if (isWorkerEvent(message.data)) this.onEvent(message.data);
       else dropped("event", message.data);
     };
-    serveFetches(fetches.port1, fetchAllowList(config), fetchCoreEarly(config));
+    serveFetches(fetches.port1, fetchAllowList(config), fetchCoreEarly(config), this.api);
     const started = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("The Python sandbox frame did not start.")), HOST_START_TIMEOUT_MS);
       this.control.onmessage = (message: MessageEvent<unknown>) => {
@@ -280,8 +299,10 @@ export class WorkerHandle {
     const offer = offerSnapshot(workerUrl);
     const init = Promise.all([started, offer]).then(async ([, offer]) => {
       const { snapshot, makeSnapshot } = offer;
-      const options = { indexURL: pyodideIndexUrl(), lockFileURL: config.lockFileUrl, packageBaseUrl: config.packageBaseUrl, makeSnapshot };
-      const info = await this.api.init(snapshot ? Comlink.transfer({ ...options, snapshot }, [snapshot.buffer as ArrayBuffer]) : options);
+      const sendBlobs = await this.api.readsBlobs();
+      const options = { indexURL: pyodideIndexUrl(), lockFileURL: config.lockFileUrl, packageBaseUrl: config.packageBaseUrl, makeSnapshot, sendBlobs };
+      const data = snapshot && (await this.api.portable(snapshot.data as Blob));
+      const info = await this.api.init(snapshot && data ? { ...options, snapshot: { data, sha256: snapshot.sha256 } } : options);
       return settleBoot(workerUrl, offer, info);
     });
     init.catch(() => undefined);
