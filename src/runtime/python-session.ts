@@ -334,9 +334,20 @@ export class PythonSession {
     else this.active?.handlers.onEvent?.(event);
   }
 
+  /**
+   * Merge a run's capture (only what changed) into the saved state. Unchanged values are kept
+   * by reference, never copied; values of deleted, dropped or now-module names go.
+   */
   private remember(capture: StateCapture): void {
-    const { names, values, modules, cell, counter } = capture;
+    const { names, values: changed, modules, dropped, cell, counter } = capture;
     const cells = cell ? [...this.snapshot.cells, cell] : this.snapshot.cells;
+    const stale = new Set(dropped);
+    const previous = this.snapshot.values;
+    const values: Record<string, Uint8Array> = {};
+    for (const name of names) {
+      const value = Object.hasOwn(changed, name) ? changed[name] : stale.has(name) || Object.hasOwn(modules, name) ? undefined : previous[name];
+      if (value) values[name] = value;
+    }
     this.snapshot = { cells, names, values, modules, counter };
   }
 

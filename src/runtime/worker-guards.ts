@@ -80,6 +80,7 @@ export const isStateCapture = (value: unknown): value is StateCapture =>
       names: isStringArray,
       values: recordOf(isBytes),
       modules: recordOf(isString),
+      dropped: isStringArray,
       tooLarge: isStringArray,
       counter: isCount,
     },
