@@ -137,19 +137,25 @@ export interface FetchReply {
 }
 
 /**
- * What changed in the session's state since the previous capture, captured after a successful
- * run in case the worker is replaced (a failed run's changes come with the next successful
- * one's). The page merges it into its {@link SessionSnapshot}: values of names not in `names`
- * go, `values` replace or add, `dropped` names and module variables lose any earlier value,
- * and every other name keeps the value it had. A value the run did not change is not sent again.
+ * What changed in the session's state since the previous capture (or restore), captured after
+ * a successful run in case the worker is replaced (a failed run's changes come with the next
+ * successful one's). The page merges it into its {@link SessionSnapshot}: `values` replace or
+ * add, `removed` names go, `dropped` names and module variables lose any earlier value, and
+ * every other name keeps the value it had. A value the runs did not change is not sent again.
  *
  * Each value is one buffer: a top-level `bytes`/`bytearray`'s contents, or a protocol-5 pickle
  * with its out-of-band buffers, behind a small header (see `kiln/state.py`, `encode`). Older
  * snapshots hold plain pickles; both restore.
  */
 export interface StateCapture {
-  /** Every user variable now, in the order they were first bound. */
-  names: string[];
+  /**
+   * Every user variable, sorted; sent only when the page may not have the full list (the first
+   * capture, the first after a restore, a capture that looked at every variable). Names not in
+   * it lose their values.
+   */
+  names?: string[];
+  /** Variables deleted since the previous capture. */
+  removed: string[];
   /** Encoded values of the variables that are new or changed, and pickle. */
   values: Record<string, Uint8Array>;
   /** Every variable holding a module: name → module name. */

@@ -48,13 +48,24 @@ def cancel():
     return False
 
 
-def _to_js(parts):
-    """One JavaScript Uint8Array holding ``parts`` back to back: each copied once, straight
-    out of the WebAssembly heap."""
-    from js import Uint8Array
+_SMALL = 1 << 20
+_new_uint8array = None
 
+
+def _to_js(parts):
+    """One JavaScript Uint8Array holding ``parts`` back to back: a large part is copied once,
+    straight out of the WebAssembly heap; small ones are joined first (one call instead of several)."""
+    global _new_uint8array
+    if _new_uint8array is None:
+        from js import Uint8Array
+
+        _new_uint8array = Uint8Array.new
     sizes = [memoryview(part).nbytes for part in parts]
-    target = Uint8Array.new(sum(sizes))
+    total = sum(sizes)
+    target = _new_uint8array(total)
+    if total <= _SMALL:
+        target.assign(b"".join(parts))
+        return target
     offset = 0
     for part, size in zip(parts, sizes):
         if size:

@@ -75,13 +75,13 @@ def set_baseline(namespace):
     _baseline.update(namespace)
 
 
+def _is_user_name(name):
+    return name not in _baseline and not (name.startswith("__") and name.endswith("__")) and name != "_"
+
+
 def user_names(namespace):
-    """The user's variables, in the order they were first bound."""
-    return [
-        name
-        for name in namespace
-        if name not in _baseline and not (name.startswith("__") and name.endswith("__")) and name != "_"
-    ]
+    """The user's variables, sorted."""
+    return sorted(name for name in namespace if _is_user_name(name))
 
 
 def _parse(source, filename):
@@ -181,8 +181,13 @@ def _touched():
 
 # --- What changed -----------------------------------------------------------------------
 
-# name -> (id, the object if it is immutable else None)
+# What the page holds, as of the last capture: name -> (id, the object if it is immutable or a
+# module, else None); id -> names of the mutable values; module variables; the namespace's size.
 _known = {}
+_mutable = {}
+_modules = {}
+_size = None
+_names_sent = False  # whether the page has this interpreter's full list of names
 
 
 def _immutable(value, depth=0):
@@ -195,8 +200,38 @@ def _immutable(value, depth=0):
     return False
 
 
-def _record(value):
-    return (id(value), value if _immutable(value) else None)
+def _namespace_size(namespace):
+    return len(namespace) - ("_" in namespace)
+
+
+def _forget(name):
+    known = _known.pop(name, None)
+    _modules.pop(name, None)
+    if known is not None and known[1] is None:
+        names = _mutable[known[0]]
+        names.discard(name)
+        if not names:
+            del _mutable[known[0]]
+
+
+def _remember(name, value):
+    _forget(name)
+    if isinstance(value, types.ModuleType):
+        _known[name] = (id(value), value)
+        _modules[name] = value.__name__
+    elif _immutable(value):
+        _known[name] = (id(value), value)
+    else:
+        _known[name] = (id(value), None)
+        _mutable.setdefault(id(value), set()).add(name)
+
+
+def _reset():
+    global _size
+    _known.clear()
+    _mutable.clear()
+    _modules.clear()
+    _size = None
 
 
 def _stops(namespace):
@@ -246,28 +281,38 @@ def _reachable(roots, targets, namespace):
     return found
 
 
-def _changed(namespace, names):
-    """Names among ``names`` whose value must be captured again."""
+def _changed(namespace):
+    """``(names, changed, removed, full)``: the user names looked at (all of them when ``full``),
+    those whose value must be captured again, and the names deleted since the last capture.
+
+    When the tracker saw everything, only touched names are looked at: a variable can only be
+    bound, rebound or deleted by code that names it. The namespace's size guards that: a name
+    added or removed unseen (by code outside the cells) makes the capture a full one."""
     touched = _touched()
+    full = touched is None or _size is None
+    if not full:
+        names = [name for name in touched if name in namespace and _is_user_name(name)]
+        removed = [name for name in touched if name in _known and name not in namespace]
+        added = sum(name not in _known for name in names)
+        full = _size + added - len(removed) != _namespace_size(namespace)
+    if full:
+        names = user_names(namespace)
+        removed = [name for name in _known if name not in namespace or not _is_user_name(name)]
+    for name in removed:
+        _forget(name)
     changed = set()
-    mutable_untouched = {}
     for name in names:
         value = namespace[name]
         known = _known.get(name)
         if known is None or known[0] != id(value) or (known[1] is not None and known[1] is not value):
             changed.add(name)
-        elif known[1] is not None:
-            continue  # the same immutable object: its capture still holds
-        elif touched is None or name in touched:
-            changed.add(name)
-        else:
-            mutable_untouched.setdefault(id(value), []).append(name)
-    if touched is not None and mutable_untouched:
-        roots = [namespace[name] for name in touched.intersection(names)]
-        reached = _reachable(roots, mutable_untouched, namespace) if roots else set()
-        for key in mutable_untouched if reached is None else reached:
-            changed.update(mutable_untouched[key])
-    return changed
+        elif known[1] is None:
+            changed.add(name)  # a mutable value it touched, or any in a full capture
+    if not full and names and _mutable:
+        reached = _reachable([namespace[name] for name in names], _mutable, namespace)
+        for key in _mutable if reached is None else reached:
+            changed.update(name for name in _mutable[key] if name in namespace)
+    return names, changed, removed, full
 
 
 # --- Encoding ---------------------------------------------------------------------------
@@ -349,27 +394,21 @@ def decode(data):
 
 
 def capture(namespace):
-    """What changed since the last capture.
+    """What changed since the last capture (or restore), for the page to merge.
 
-    ``{"names", "values": {name: [buffer, ...]}, "modules", "dropped", "too_large"}``: every
-    user name; the encoded new or changed values; every module variable; names whose earlier
-    value no longer holds and that have no new one (they do not pickle now); and those of them
-    too large to capture.
+    ``{"values": {name: [buffer, ...]}, "modules", "removed", "dropped", "too_large"}``, and
+    ``"names"`` when the page needs the full list: the encoded new or changed values, every module
+    variable, the names deleted, the changed names whose value does not pickle now (any earlier
+    value is stale), and those of them too large to capture.
     """
-    global _blind
-    names = user_names(namespace)
-    changed = _changed(namespace, names)
-    values, modules, dropped, too_large = {}, {}, [], []
-    for name in names:
+    global _blind, _size, _names_sent
+    names, changed, removed, full = _changed(namespace)
+    values, dropped, too_large = {}, [], []
+    for name in sorted(changed):
         value = namespace[name]
+        _remember(name, value)
         if isinstance(value, types.ModuleType):
-            modules[name] = value.__name__
-            if name in changed:
-                _known[name] = _record(value)
             continue
-        if name not in changed:
-            continue
-        _known[name] = _record(value)
         try:
             values[name] = encode(value)
         except (MemoryError, OverflowError):
@@ -377,18 +416,14 @@ def capture(namespace):
             dropped.append(name)
         except Exception:
             dropped.append(name)  # not picklable: lost if the worker is replaced (a def may restore it)
-    for name in set(_known) - set(names):
-        del _known[name]
+    captured = {"values": values, "modules": dict(_modules), "removed": sorted(removed), "dropped": dropped, "too_large": too_large}
+    if full or not _names_sent:
+        captured["names"] = names if full else user_names(namespace)
+        _names_sent = True
     _codes.clear()
     _blind = False
-    return {"names": names, "values": values, "modules": modules, "dropped": dropped, "too_large": too_large}
-
-
-def forget():
-    """The page holds nothing of this session: the next capture is a full one."""
-    global _blind
-    _known.clear()
-    _blind = True
+    _size = _namespace_size(namespace)
+    return captured
 
 
 def _replay_definitions(namespace, filename, source):
@@ -410,30 +445,34 @@ def restore(namespace, cells, names, values, modules):
     Returns ``{"kept": [...], "lost": [...]}`` over ``names``. What came back counts as
     captured: the next capture sends only what changes after this.
     """
-    global _blind
-    _known.clear()
+    global _blind, _size, _names_sent
+    _reset()
     for filename, source in cells:
         _replay_definitions(namespace, filename, source)
     for name, module in modules.items():
         try:
             namespace[name] = importlib.import_module(module)
-            _known[name] = _record(namespace[name])
         except BaseException:  # noqa: BLE001
             pass
     for name, data in values:
         try:
             namespace[name] = decode(data)
-            _known[name] = _record(namespace[name])
+            _remember(name, namespace[name])
         except BaseException:  # noqa: BLE001
             pass
     wanted = set(names)
     for name in user_names(namespace):
         if name not in wanted:
             del namespace[name]  # replayed, but deleted or renamed later
-    for name in set(_known) - set(namespace):
-        del _known[name]
+    for name in modules:
+        if name in namespace:
+            _remember(name, namespace[name])
+    for name in [name for name in _known if name not in namespace]:
+        _forget(name)
     _codes.clear()
     _blind = False
-    kept = [name for name in names if name in namespace]
-    lost = [name for name in names if name not in namespace]
+    _size = _namespace_size(namespace)
+    _names_sent = False  # some names may not have come back
+    kept = sorted(name for name in names if name in namespace)
+    lost = sorted(name for name in names if name not in namespace)
     return {"kept": kept, "lost": lost}
