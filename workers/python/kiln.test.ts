@@ -408,6 +408,21 @@ counter = 10 ** 20`);
     capture();
   });
 
+  it("holds a sys.monitoring tool id while it tracks, and gives it back", async () => {
+    const toolOwners = () => py.runPython("import sys\n[sys.monitoring.get_tool(i) for i in range(6)]").toJs() as (string | undefined)[];
+    expect(toolOwners()).toContain("kiln-state");
+    const state = py.pyimport("kiln.state");
+    state.stop_tracking();
+    expect(toolOwners()).not.toContain("kiln-state");
+    await mustRun("unseen = 1");
+    expect(capture().names).toContain("unseen"); // blind: a full capture
+    expect(state.start_tracking(runner.namespace())).toBe(true);
+    state.destroy();
+    expect(toolOwners()).toContain("kiln-state");
+    await mustRun("del unseen");
+    expect(capture().removed).toEqual(["unseen"]);
+  });
+
   it("captures and restores values far larger than 64 MiB, in and out of containers", async () => {
     await mustRun(`
 import hashlib

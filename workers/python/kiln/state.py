@@ -150,7 +150,10 @@ def stop_tracking():
 
 
 def begin_run(code=None):
-    """A run starts: report every code object again; ``code`` is the cell's own code."""
+    """A run starts: report every code object again; ``code`` is the cell's own code.
+
+    ``restart_events`` re-enables events every tool disabled; a tool that returns ``DISABLE``
+    (as this one does) just sees its event once more."""
     global _blind
     if _tool is None or sys.monitoring.get_tool(_tool) != _TOOL_NAME:
         _blind = True  # someone took the tool id: nothing is seen
