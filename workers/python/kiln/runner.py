@@ -78,7 +78,14 @@ def capture_state(code, filename):
     """What a successful run (and any failed ones before it) changed, for a replacement
     worker: see ``state.capture``; values are JavaScript Uint8Arrays, ready to transfer."""
     captured = state.capture(_namespace)
-    captured["values"] = {name: _to_js(parts) for name, parts in captured["values"].items()}
+    values = {}
+    for name, parts in captured["values"].items():
+        try:
+            values[name] = _to_js(parts)
+        except Exception:  # no JavaScript buffer that large: the value cannot travel
+            captured["dropped"].append(name)
+            captured["too_large"].append(name)
+    captured["values"] = values
     if state.has_definitions(code, filename):
         captured["cell"] = [filename, code]
     captured["counter"] = _counter
