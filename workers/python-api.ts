@@ -152,15 +152,33 @@ export interface FetchReply {
   error?: string;
 }
 
-/** A successful run's view of the session's state, captured in case the worker is replaced. */
+/**
+ * What changed in the session's state since the previous capture (or restore), captured after
+ * a successful run in case the worker is replaced (a failed run's changes come with the next
+ * successful one's). The page merges it into its {@link SessionSnapshot}: `values` replace or
+ * add, `removed` names go, `dropped` names and module variables lose any earlier value, and
+ * every other name keeps the value it had. A value the runs did not change is not sent again.
+ *
+ * Each value is one buffer: a top-level `bytes`/`bytearray`'s contents, or a protocol-5 pickle
+ * with its out-of-band buffers, behind a small header (see `kiln/state.py`, `encode`). Older
+ * snapshots hold plain pickles; both restore.
+ */
 export interface StateCapture {
-  /** Every user variable. */
-  names: string[];
-  /** Pickled values of those that pickle. */
+  /**
+   * Every user variable, sorted; sent only when the page may not have the full list (the first
+   * capture, the first after a restore, a capture that looked at every variable). Names not in
+   * it lose their values.
+   */
+  names?: string[];
+  /** Variables deleted since the previous capture. */
+  removed: string[];
+  /** Encoded values of the variables that are new or changed, and pickle. */
   values: Record<string, Uint8Array>;
-  /** Variables holding modules: name → module name. */
+  /** Every variable holding a module: name → module name. */
   modules: Record<string, string>;
-  /** Variables too large to carry. */
+  /** Changed variables whose new value cannot be carried (does not pickle, or is too large): any earlier value is stale. */
+  dropped: string[];
+  /** Those of `dropped` too large to carry (a pickle that does not fit in memory). */
   tooLarge: string[];
   /** The cell's [filename, source] when it defines functions, classes or imports. */
   cell?: [string, string];
@@ -173,6 +191,7 @@ export interface SessionSnapshot {
   /** [filename, source] of every successful cell with definitions, in run order. */
   cells: [string, string][];
   names: string[];
+  /** Encoded values (as in {@link StateCapture}) of the names that pickle. */
   values: Record<string, Uint8Array>;
   modules: Record<string, string>;
   counter: number;

@@ -270,7 +270,11 @@ export class PythonRuntime implements PythonWorkerApi {
     return finish(result, { ...rest, tooLarge });
   }
 
-  /** Replay a session's definitions and values in this fresh interpreter; output is muted. */
+  /**
+   * Replay a session's definitions and values in this fresh interpreter; output is muted.
+   * Values go to Python as the page's buffers themselves: each is copied once, into the object
+   * it becomes.
+   */
   async restore(snapshot: SessionSnapshot): Promise<RestoreReport> {
     this.batcher.begin(0);
     const imports = Object.values(snapshot.modules).map((module) => `import ${module}`);
@@ -282,7 +286,7 @@ export class PythonRuntime implements PythonWorkerApi {
       this.kiln.restore_state(
         toPy(snapshot.cells),
         toPy(snapshot.names),
-        toPy(snapshot.values),
+        Object.entries(snapshot.values),
         toPy(snapshot.modules),
         snapshot.counter,
       ),

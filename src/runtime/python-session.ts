@@ -66,6 +66,15 @@ interface ActiveRun {
   receivedChars: number;
 }
 
+const nameSets = new WeakMap<string[], Set<string>>();
+
+/** The names as a set, made once per list (a list of names is never changed once made). */
+function namesOf(names: string[]): Set<string> {
+  let set = nameSets.get(names);
+  if (!set) nameSets.set(names, (set = new Set(names)));
+  return set;
+}
+
 const emptySnapshot = (): SessionSnapshot => ({ cells: [], names: [], values: {}, modules: {}, counter: 0 });
 
 /**
@@ -301,13 +310,13 @@ export class PythonSession {
       if (this.current === worker && !this.active) this.setState({ kind: "ready", info: await worker.ready });
       return report;
     } catch {
-      return this.current === worker && !this.disposed ? this.startAfresh() : { kept: [], lost: [...this.snapshot.names] };
+      return this.current === worker && !this.disposed ? this.startAfresh() : { kept: [], lost: [...this.snapshot.names].sort() };
     }
   }
 
   /** A fresh interpreter with nothing restored; the saved state is forgotten. */
   private startAfresh(): RestoreReport {
-    const lost = [...this.snapshot.names];
+    const lost = [...this.snapshot.names].sort();
     this.snapshot = emptySnapshot();
     this.lossesInRow = 0;
     this.swap("Starting Python afresh: the saved variables could not be brought back…");
@@ -334,9 +343,33 @@ export class PythonSession {
     else this.active?.handlers.onEvent?.(event);
   }
 
+  /**
+   * Merge a run's capture (only what changed) into the saved state. Unchanged values are kept
+   * by reference, never copied, and a run that changed nothing leaves the snapshot's names and
+   * values as they were; values of deleted, dropped or now-module names go.
+   */
   private remember(capture: StateCapture): void {
-    const { names, values, modules, cell, counter } = capture;
-    const cells = cell ? [...this.snapshot.cells, cell] : this.snapshot.cells;
+    const { names: listed, removed, values: changed, modules, dropped, cell, counter } = capture;
+    const previous = this.snapshot;
+    const cells = cell ? [...previous.cells, cell] : previous.cells;
+    const known = namesOf(previous.names);
+    const added = [...Object.keys(changed), ...dropped, ...Object.keys(modules)].filter((name) => !known.has(name));
+    let names = previous.names;
+    if (listed) names = listed;
+    else if (removed.length || added.length) {
+      const gone = new Set(removed);
+      names = [...previous.names.filter((name) => !gone.has(name)), ...new Set(added)];
+    }
+    const stale = [...removed, ...dropped, ...Object.keys(modules)].filter((name) => Object.hasOwn(previous.values, name));
+    let values = previous.values;
+    if (listed || stale.length || Object.keys(changed).length) {
+      values = { ...previous.values, ...changed };
+      for (const name of stale) if (!Object.hasOwn(changed, name)) delete values[name];
+      if (listed) {
+        const keep = namesOf(listed);
+        for (const name of Object.keys(values)) if (!keep.has(name)) delete values[name];
+      }
+    }
     this.snapshot = { cells, names, values, modules, counter };
   }
 

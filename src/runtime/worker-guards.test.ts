@@ -40,7 +40,7 @@ describe("checks on what the worker sends", () => {
   it("accepts a run's outcome and refuses one that breaks the contract", () => {
     const ok = {
       result: { status: "ok", value: { "text/plain": "2" }, durationMs: 3.5 },
-      capture: { names: ["x"], values: { x: new Uint8Array([1, 2]) }, modules: {}, tooLarge: [], counter: 1, cell: ["<cell-1>", "x = 1"] },
+      capture: { names: ["x"], values: { x: new Uint8Array([1, 2]) }, modules: {}, removed: [], dropped: [], tooLarge: [], counter: 1, cell: ["<cell-1>", "x = 1"] },
     };
     expect(isWorkerRunOutcome(ok)).toBe(true);
     expect(isWorkerRunOutcome({ result: { status: "error", error: { ename: "E", evalue: "v", traceback: "t" }, durationMs: 1 } })).toBe(true);

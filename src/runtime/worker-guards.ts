@@ -79,13 +79,14 @@ export const isStateCapture = (value: unknown): value is StateCapture =>
   hasShape(
     value,
     {
-      names: isStringArray,
+      removed: isStringArray,
       values: recordOf(isBytes),
       modules: recordOf(isString),
+      dropped: isStringArray,
       tooLarge: isStringArray,
       counter: isCount,
     },
-    { cell: isCell },
+    { names: isStringArray, cell: isCell },
   );
 
 export const isWorkerRunOutcome = (value: unknown): value is WorkerRunOutcome =>

@@ -34,6 +34,7 @@ export async function deleteConversation(id: string): Promise<void> {
     tx.objectStore("conversations").delete(id),
     ...keys.map((key) => tx.objectStore("messages").delete(key)),
     tx.objectStore("interpreterState").delete(id),
+    tx.objectStore("interpreterState").delete(valueKeyRange(id)),
     tx.objectStore("sandboxes").delete(`chat:${id}`),
     ...files.map((key) => tx.objectStore("files").delete(key)),
     tx.objectStore("drafts").delete(id),
@@ -52,14 +53,71 @@ export async function saveMessage(message: ChatMessage): Promise<void> {
   await db.put("messages", message);
 }
 
-export async function loadInterpreterState(conversationId: string): Promise<SessionSnapshot | undefined> {
-  const db = await openAppDb();
-  return db.get("interpreterState", conversationId);
+/** Separates a conversation's id from the keys of its interpreter state's values. */
+const VALUE_KEY_SEPARATOR = "\u0000";
+/** Each value buffer's key suffix, made once per buffer: a buffer never changes once captured. */
+const bufferKeys = new WeakMap<Uint8Array, string>();
+/** Value keys this page knows to be stored. */
+const storedValueKeys = new Set<string>();
+
+function valueKey(conversationId: string, bytes: Uint8Array): string {
+  let suffix = bufferKeys.get(bytes);
+  if (!suffix) bufferKeys.set(bytes, (suffix = crypto.randomUUID()));
+  return `${conversationId}${VALUE_KEY_SEPARATOR}${suffix}`;
 }
 
+/** The keys of every value stored for a conversation. */
+const valueKeyRange = (conversationId: string) =>
+  IDBKeyRange.bound(`${conversationId}${VALUE_KEY_SEPARATOR}`, `${conversationId}${VALUE_KEY_SEPARATOR}\uffff`);
+
+export async function loadInterpreterState(conversationId: string): Promise<SessionSnapshot | undefined> {
+  const db = await openAppDb();
+  const tx = db.transaction("interpreterState");
+  const record = await tx.store.get(conversationId);
+  if (!record || record instanceof Uint8Array) return undefined;
+  const { valueKeys, ...snapshot } = record;
+  if (!valueKeys) return snapshot; // written by an older version: values inline
+  const values: Record<string, Uint8Array> = { ...snapshot.values };
+  await Promise.all(
+    Object.entries(valueKeys).map(async ([name, key]) => {
+      const bytes = await tx.store.get(key);
+      if (!(bytes instanceof Uint8Array)) return;
+      values[name] = bytes;
+      bufferKeys.set(bytes, key.slice(conversationId.length + VALUE_KEY_SEPARATOR.length));
+      storedValueKeys.add(key);
+    }),
+  );
+  await tx.done;
+  return { ...snapshot, values };
+}
+
+/**
+ * Store a conversation's interpreter state. Each value is a record of its own, written once:
+ * values unchanged since the last save (the very same buffers) are not written again, and
+ * values the snapshot no longer holds are deleted.
+ */
 export async function saveInterpreterState(conversationId: string, snapshot: SessionSnapshot): Promise<void> {
   const db = await openAppDb();
-  await db.put("interpreterState", snapshot, conversationId);
+  const tx = db.transaction("interpreterState", "readwrite");
+  const previous = await tx.store.get(conversationId);
+  const valueKeys: Record<string, string> = {};
+  const written: string[] = [];
+  const writes: Promise<unknown>[] = [];
+  for (const [name, bytes] of Object.entries(snapshot.values)) {
+    const key = valueKey(conversationId, bytes);
+    valueKeys[name] = key;
+    if (storedValueKeys.has(key)) continue;
+    writes.push(tx.store.put(bytes, key));
+    written.push(key);
+  }
+  writes.push(tx.store.put({ ...snapshot, values: {}, valueKeys }, conversationId));
+  const kept = new Set(Object.values(valueKeys));
+  const deleted =
+    previous && !(previous instanceof Uint8Array) && previous.valueKeys ? Object.values(previous.valueKeys).filter((key) => !kept.has(key)) : [];
+  for (const key of deleted) writes.push(tx.store.delete(key));
+  await Promise.all([...writes, tx.done]);
+  for (const key of written) storedValueKeys.add(key);
+  for (const key of deleted) storedValueKeys.delete(key);
 }
 
 export async function loadDraft(conversationId: string): Promise<string> {

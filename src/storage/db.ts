@@ -24,14 +24,23 @@ export interface PlaygroundRecord {
   updatedAt: number;
 }
 
+/**
+ * A conversation's interpreter state as stored: each value in a record of its own (see
+ * `saveInterpreterState`), named in `valueKeys`; older versions kept them in `values`.
+ */
+export type StoredSnapshot = SessionSnapshot & { valueKeys?: Record<string, string> };
+
 /** Every store of Kiln's database, its keys and values. */
 export interface AppDbSchema extends DBSchema {
   settings: { key: string; value: unknown };
   playground: { key: string; value: PlaygroundRecord };
   conversations: { key: string; value: Conversation; indexes: { updatedAt: number } };
   messages: { key: string; value: ChatMessage; indexes: { conversationId: string } };
-  /** Each conversation's interpreter state, to bring it back after a reload. */
-  interpreterState: { key: string; value: SessionSnapshot };
+  /**
+   * Each conversation's interpreter state, to bring it back after a reload: under the
+   * conversation's id, the snapshot with its values' keys; under those keys, the values.
+   */
+  interpreterState: { key: string; value: StoredSnapshot | Uint8Array };
   /** Each scope's sandbox on a provider's side: container and uploads. Keyed like sessions (`chat:<id>`, `playground`). */
   sandboxes: { key: string; value: StoredSandbox };
   /** The person's files, put back into the interpreter whenever a worker starts. */

@@ -33,6 +33,7 @@ def setup(emit=None, sleep=None, read_input=None, input_unavailable=None):
     _namespace["__name__"] = "__main__"
     _namespace["display"] = display
     state.set_baseline(_namespace)
+    state.start_tracking(_namespace)
 
 
 def namespace():
@@ -47,9 +48,44 @@ def cancel():
     return False
 
 
+_SMALL = 1 << 20
+_new_uint8array = None
+
+
+def _to_js(parts):
+    """One JavaScript Uint8Array holding ``parts`` back to back: a large part is copied once,
+    straight out of the WebAssembly heap; small ones are joined first (one call instead of several)."""
+    global _new_uint8array
+    if _new_uint8array is None:
+        from js import Uint8Array
+
+        _new_uint8array = Uint8Array.new
+    sizes = [memoryview(part).nbytes for part in parts]
+    total = sum(sizes)
+    target = _new_uint8array(total)
+    if total <= _SMALL:
+        target.assign(b"".join(parts))
+        return target
+    offset = 0
+    for part, size in zip(parts, sizes):
+        if size:
+            target.subarray(offset, offset + size).assign(part)
+        offset += size
+    return target
+
+
 def capture_state(code, filename):
-    """The session's state after a successful run, for a replacement worker."""
+    """What a successful run (and any failed ones before it) changed, for a replacement
+    worker: see ``state.capture``; values are JavaScript Uint8Arrays, ready to transfer."""
     captured = state.capture(_namespace)
+    values = {}
+    for name, parts in captured["values"].items():
+        try:
+            values[name] = _to_js(parts)
+        except Exception:  # no JavaScript buffer that large: the value cannot travel
+            captured["dropped"].append(name)
+            captured["too_large"].append(name)
+    captured["values"] = values
     if state.has_definitions(code, filename):
         captured["cell"] = [filename, code]
     captured["counter"] = _counter
@@ -57,9 +93,12 @@ def capture_state(code, filename):
 
 
 def restore_state(cells, names, values, modules, counter):
+    """``values``: ``[[name, data], ...]`` (a JavaScript array of Uint8Arrays, read without a
+    copy to Python first) or a dict."""
     global _counter
     _counter = max(_counter, int(counter))
-    return state.restore(_namespace, [tuple(cell) for cell in cells], list(names), dict(values), dict(modules))
+    entries = values.items() if isinstance(values, dict) else ((entry[0], entry[1]) for entry in values)
+    return state.restore(_namespace, [tuple(cell) for cell in cells], list(names), entries, dict(modules))
 
 
 def _user_frames(tb):
@@ -90,6 +129,7 @@ async def run_cell(code):
     from pyodide.code import CodeRunner
 
     _counter += 1
+    state.begin_run()
     filename = f"{_CELL_PREFIX}{_counter}>"
     _register_source(filename, code)
     result = {"status": "ok", "filename": filename}
@@ -101,6 +141,7 @@ async def run_cell(code):
             filename=filename,
             flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
         ).compile()
+        state.note_code(runner.code)
         if runner.code.co_flags & inspect.CO_COROUTINE:
             # Top-level await: run as a task, so Stop can cancel it while it waits.
             _task = asyncio.ensure_future(runner.run_async(_namespace))

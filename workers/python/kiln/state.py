@@ -1,23 +1,72 @@
 """Carry a session's variables to a new interpreter when its worker has to be replaced.
 
-After each successful run the worker captures the state: every user variable that pickles
-(by value; functions and classes defined in cells pickle by reference), modules by name,
-and the cell's top-level imports, ``def``s and ``class``es as source. A new interpreter
-replays those definitions in order, re-imports the modules, then unpickles the values.
-Anything that cannot travel (generators, open files, lambdas, huge values) is reported lost.
+After each successful run the worker captures the state: user variables that pickle (by
+value; functions and classes defined in cells pickle by reference), modules by name, and the
+cell's top-level imports, ``def``s and ``class``es as source. A new interpreter replays those
+definitions in order, re-imports the modules, then rebuilds the values. Anything that cannot
+travel (generators, open files, lambdas, values too large for memory) is reported lost.
+
+A capture costs what the runs since the previous capture changed, not what the session holds:
+
+* **Which names a run could have changed.** ``sys.monitoring`` reports the first start (and
+  resumption) of every code object during a run; those whose frame's globals are the session
+  namespace (the cell, functions and methods defined in cells, wherever they are called from)
+  are kept, and the union of their ``co_names`` (plus the cell's own code, nested code included)
+  is the set of *touched* names: every global a run reads, writes or deletes, and every
+  attribute it names, is in it. The callback returns ``DISABLE``, so each code object costs one
+  call per run, however often it runs.
+* **Escape hatches.** Code that can reach the namespace without naming a variable (``globals``,
+  ``vars``, ``exec``, ``sys``, ``gc``, ``__main__``, ``__dict__``, frames, …) makes the capture
+  a full one, and so does anything the tracker could not see (no free ``sys.monitoring`` tool).
+* **Aliasing.** A mutable value is re-captured when its name was touched, when it is the same
+  object as a touched name's value, or when it is reachable from a touched value (a bounded walk
+  with ``gc.get_referents``; past the bound every mutable value is re-captured).
+* **Identity.** A name bound to a new object, or a new name, is always captured; a deleted name
+  disappears. An immutable value (``int``, ``str``, ``bytes``, tuples of them, …) still bound to
+  the same object is never pickled again: its last capture is still true. The tracker keeps a
+  reference to those, so their identity cannot be confused with a new object's at the same
+  address; the cost is that an immutable value unbound during a run is freed at its end.
+
+The page keeps the values and merges each capture into them (see ``python-api.ts``).
+
+Values travel without needless copies inside the 4 GiB WebAssembly heap: a top-level ``bytes``
+or ``bytearray`` travels as its contents (no pickle at all), and other values are pickled with
+protocol 5, their buffers (numpy arrays, ``PickleBuffer``) out of band. The worker copies those
+straight from the heap into a JavaScript buffer, and a restore copies each one straight back into
+the object it becomes (``bytes``, or a ``bytearray`` a numpy array can wrap).
 """
 
 import ast
+import builtins
+import gc
 import importlib
 import linecache
 import pickle
+import struct
+import sys
 import types
 
-# A value whose pickle is larger than this is not carried (it is reported lost on a swap).
-MAX_VALUE_BYTES = 64 * 1024 * 1024
+import __main__
 
 _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _baseline = set()
+
+# Names that let code reach the namespace (or any variable) without naming it.
+ESCAPES = frozenset(
+    {
+        "globals", "vars", "locals", "eval", "exec", "__main__", "sys", "gc", "__dict__",
+        "__globals__", "f_globals", "f_locals", "f_back", "_getframe", "currentframe",
+        "__import__", "import_module", "modules", "runpy", "ctypes", "__builtins__",
+    }
+)  # fmt: skip
+
+# How many objects the aliasing walk may enter (and ten times as many references it may follow)
+# before it gives up and re-captures every mutable value.
+WALK_BUDGET = 100_000
+
+_IMMUTABLE_ATOMS = frozenset(
+    {int, float, complex, bool, str, bytes, type(None), type(...), range, types.CodeType}
+)
 
 
 def set_baseline(namespace):
@@ -26,12 +75,13 @@ def set_baseline(namespace):
     _baseline.update(namespace)
 
 
+def _is_user_name(name):
+    return name not in _baseline and not (name.startswith("__") and name.endswith("__")) and name != "_"
+
+
 def user_names(namespace):
-    return sorted(
-        name
-        for name in namespace
-        if name not in _baseline and not (name.startswith("__") and name.endswith("__")) and name != "_"
-    )
+    """The user's variables, sorted."""
+    return sorted(name for name in namespace if _is_user_name(name))
 
 
 def _parse(source, filename):
@@ -45,24 +95,338 @@ def has_definitions(source, filename="<cell>"):
         return False
 
 
-def capture(namespace):
-    """``{"names", "values": {name: bytes}, "modules": {name: module}, "too_large"}``."""
-    names = user_names(namespace)
-    values, modules, too_large = {}, {}, []
+# --- Which code ran ---------------------------------------------------------------------
+
+_TOOL_NAME = "kiln-state"
+_tool = None
+_namespace = None
+_codes = set()  # code objects run with the session's globals since the last capture
+_blind = True  # something since the last capture may have changed state unseen
+
+
+def _on_start(code, offset):
+    try:
+        globals_ = sys._getframe(1).f_globals
+    except ValueError:
+        globals_ = _namespace
+    if globals_ is _namespace:
+        _codes.add(code)
+    return sys.monitoring.DISABLE
+
+
+def start_tracking(namespace):
+    """Watch which code runs with ``namespace`` as its globals. Safe to call again."""
+    global _tool, _namespace
+    _namespace = namespace
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return False
+    if _tool is None or monitoring.get_tool(_tool) != _TOOL_NAME:
+        _tool = None
+        for candidate in (4, 3):  # not the debugger's, coverage's, profiler's or optimizer's ids
+            if monitoring.get_tool(candidate) is None:
+                monitoring.use_tool_id(candidate, _TOOL_NAME)
+                _tool = candidate
+                break
+        if _tool is None:
+            return False
+    events = monitoring.events.PY_START | monitoring.events.PY_RESUME
+    monitoring.register_callback(_tool, monitoring.events.PY_START, _on_start)
+    monitoring.register_callback(_tool, monitoring.events.PY_RESUME, _on_start)
+    monitoring.set_events(_tool, events)
+    return True
+
+
+def stop_tracking():
+    """Give the ``sys.monitoring`` tool id back; every later capture is a full one."""
+    global _tool, _blind
+    if _tool is not None and sys.monitoring.get_tool(_tool) == _TOOL_NAME:
+        sys.monitoring.set_events(_tool, 0)
+        sys.monitoring.register_callback(_tool, sys.monitoring.events.PY_START, None)
+        sys.monitoring.register_callback(_tool, sys.monitoring.events.PY_RESUME, None)
+        sys.monitoring.free_tool_id(_tool)
+    _tool = None
+    _blind = True
+
+
+def begin_run(code=None):
+    """A run starts: report every code object again; ``code`` is the cell's own code.
+
+    ``restart_events`` re-enables events every tool disabled; a tool that returns ``DISABLE``
+    (as this one does) just sees its event once more."""
+    global _blind
+    if _tool is None or sys.monitoring.get_tool(_tool) != _TOOL_NAME:
+        _blind = True  # someone took the tool id: nothing is seen
+    else:
+        sys.monitoring.restart_events()
+    if code is not None:
+        note_code(code)
+
+
+def note_code(code):
+    """Count ``code`` and the code nested in it as run."""
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        _codes.add(current)
+        stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+
+
+def _touched():
+    """Names the runs since the last capture could have changed, or None for "any"."""
+    if _blind or _tool is None or sys.monitoring.get_tool(_tool) != _TOOL_NAME:
+        return None
+    names = set()
+    for code in _codes:
+        names.update(code.co_names)
+    return None if names & ESCAPES else names
+
+
+# --- What changed -----------------------------------------------------------------------
+
+# What the page holds, as of the last capture: name -> (id, the object if it is immutable or a
+# module, else None); id -> names of the mutable values; module variables; the namespace's size.
+_known = {}
+_mutable = {}
+_modules = {}
+_size = None
+_names_sent = False  # whether the page has this interpreter's full list of names
+
+
+def _immutable(value, depth=0):
+    """Whether ``value`` can never change (a tuple or frozenset of immutable values counts)."""
+    kind = type(value)
+    if kind in _IMMUTABLE_ATOMS:
+        return True
+    if kind is tuple or kind is frozenset:
+        return depth < 4 and len(value) <= 1000 and all(_immutable(item, depth + 1) for item in value)
+    return False
+
+
+def _namespace_size(namespace):
+    return len(namespace) - ("_" in namespace)
+
+
+def _forget(name):
+    known = _known.pop(name, None)
+    _modules.pop(name, None)
+    if known is not None and known[1] is None:
+        names = _mutable[known[0]]
+        names.discard(name)
+        if not names:
+            del _mutable[known[0]]
+
+
+def _remember(name, value):
+    _forget(name)
+    if isinstance(value, types.ModuleType):
+        _known[name] = (id(value), value)
+        _modules[name] = value.__name__
+    elif _immutable(value):
+        _known[name] = (id(value), value)
+    else:
+        _known[name] = (id(value), None)
+        _mutable.setdefault(id(value), set()).add(name)
+
+
+def _reset():
+    global _size
+    _known.clear()
+    _mutable.clear()
+    _modules.clear()
+    _size = None
+
+
+def _stops(namespace):
+    """Objects the aliasing walk does not enter: module namespaces (functions lead to them)."""
+    stops = {id(namespace), id(builtins.__dict__)}
+    for module in list(sys.modules.values()):
+        try:
+            stops.add(id(module.__dict__))
+        except Exception:
+            pass
+    return stops
+
+
+def _enterable(obj):
+    """Modules and classes from elsewhere lead to everything: the walk stays out of them."""
+    if isinstance(obj, types.ModuleType):
+        return False
+    return not isinstance(obj, type) or obj.__module__ == "__main__"
+
+
+def _reachable(roots, targets, namespace):
+    """The keys of ``targets`` (ids) reachable from ``roots``; None past the walk's budget
+    or when ``__main__`` itself is in reach. The walk works a level at a time, in bulk."""
+    found = set()
+    seen = _stops(namespace)
+    level = {id(obj): obj for obj in roots}
+    entered = followed = 0
+    while level:
+        keys = level.keys() - seen
+        found |= keys & targets.keys()
+        if len(found) == len(targets):
+            break
+        if id(__main__) in keys:
+            return None  # the namespace itself is in reach: anything may have changed
+        seen |= keys
+        objs = list(filter(gc.is_tracked, map(level.__getitem__, keys)))
+        if any(issubclass(kind, (type, types.ModuleType)) for kind in set(map(type, objs))):
+            objs = list(filter(_enterable, objs))
+        entered += len(objs)
+        if not objs:
+            break
+        refs = gc.get_referents(*objs)
+        followed += len(refs)
+        if entered > WALK_BUDGET or followed > 10 * WALK_BUDGET:
+            return None
+        level = dict(zip(map(id, refs), refs))
+    return found
+
+
+def _changed(namespace):
+    """``(names, changed, removed, full)``: the user names looked at (all of them when ``full``),
+    those whose value must be captured again, and the names deleted since the last capture.
+
+    When the tracker saw everything, only touched names are looked at: a variable can only be
+    bound, rebound or deleted by code that names it. The namespace's size guards that: a name
+    added or removed unseen (by code outside the cells) makes the capture a full one."""
+    touched = _touched()
+    full = touched is None or _size is None
+    if not full:
+        names = [name for name in touched if name in namespace and _is_user_name(name)]
+        removed = [name for name in touched if name in _known and name not in namespace]
+        added = sum(name not in _known for name in names)
+        full = _size + added - len(removed) != _namespace_size(namespace)
+    if full:
+        names = user_names(namespace)
+        removed = [name for name in _known if name not in namespace or not _is_user_name(name)]
+    for name in removed:
+        _forget(name)
+    changed = set()
     for name in names:
         value = namespace[name]
+        known = _known.get(name)
+        if known is None or known[0] != id(value) or (known[1] is not None and known[1] is not value):
+            changed.add(name)
+        elif known[1] is None:
+            changed.add(name)  # a mutable value it touched, or any in a full capture
+    if not full and names and _mutable:
+        reached = _reachable([namespace[name] for name in names], _mutable, namespace)
+        for key in _mutable if reached is None else reached:
+            changed.update(name for name in _mutable[key] if name in namespace)
+    return names, changed, removed, full
+
+
+# --- Encoding ---------------------------------------------------------------------------
+
+# A captured value: MAGIC, a kind (b"P" pickle, b"B" bytes, b"A" bytearray), the number of
+# segments, then per segment a read-only flag and its length; then the segments. For a pickle
+# the first segment is the pickle and the others its out-of-band buffers. Older captures are
+# plain pickles (they start with the PROTO opcode, 0x80).
+MAGIC = b"KV1"
+_HEAD = struct.Struct("<3scI")
+_SEGMENT = struct.Struct("<BQ")
+
+
+def encode(value):
+    """``value`` as a list of buffers to concatenate (the first is the header). Raises if it
+    does not pickle; raises MemoryError or OverflowError if it does not fit."""
+    kind = type(value)
+    if kind is bytes or kind is bytearray:
+        segments = [memoryview(value)]
+        tag = b"B" if kind is bytes else b"A"
+    else:
+        buffers = []
+
+        def out_of_band(buffer):
+            try:
+                view = buffer.raw()
+            except BufferError:
+                return True  # not contiguous: in band
+            buffers.append(view)
+            return False
+
+        segments = [memoryview(pickle.dumps(value, protocol=5, buffer_callback=out_of_band))] + buffers
+        tag = b"P"
+    header = _HEAD.pack(MAGIC, tag, len(segments)) + b"".join(
+        _SEGMENT.pack(int(segment.readonly), segment.nbytes) for segment in segments
+    )
+    return [header, *segments]
+
+
+def _reader(data):
+    """``read(start, length, writable)`` over a JavaScript buffer or a Python bytes-like."""
+    if hasattr(data, "assign_to"):  # a JavaScript Uint8Array: one copy, straight into the heap
+
+        def read(start, length, writable):
+            part = data.subarray(start, start + length)
+            if not writable:
+                return part.to_bytes()
+            target = bytearray(length)
+            part.assign_to(target)
+            return target
+
+        return read, data.length
+    view = memoryview(data).cast("B")
+
+    def read(start, length, writable):
+        part = view[start : start + length]
+        return bytearray(part) if writable else bytes(part)
+
+    return read, view.nbytes
+
+
+def decode(data):
+    """The value an :func:`encode` (or an older plain pickle) describes."""
+    read, size = _reader(data)
+    head = read(0, min(size, _HEAD.size), False)
+    if not head.startswith(MAGIC):
+        return pickle.loads(read(0, size, False))
+    _, tag, count = _HEAD.unpack(head)
+    layout = read(_HEAD.size, count * _SEGMENT.size, False)
+    offset = _HEAD.size + len(layout)
+    segments = []
+    for index in range(count):
+        readonly, length = _SEGMENT.unpack_from(layout, index * _SEGMENT.size)
+        segments.append(read(offset, length, tag == b"A" or not readonly))
+        offset += length
+    if tag != b"P":
+        return segments[0]
+    return pickle.loads(segments[0], buffers=segments[1:])
+
+
+def capture(namespace):
+    """What changed since the last capture (or restore), for the page to merge.
+
+    ``{"values": {name: [buffer, ...]}, "modules", "removed", "dropped", "too_large"}``, and
+    ``"names"`` when the page needs the full list: the encoded new or changed values, every module
+    variable, the names deleted, the changed names whose value does not pickle now (any earlier
+    value is stale), and those of them too large to capture.
+    """
+    global _blind, _size, _names_sent
+    names, changed, removed, full = _changed(namespace)
+    values, dropped, too_large = {}, [], []
+    for name in sorted(changed):
+        value = namespace[name]
+        _remember(name, value)
         if isinstance(value, types.ModuleType):
-            modules[name] = value.__name__
             continue
         try:
-            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:
-            continue  # not picklable: lost if the worker is replaced (a def may still restore it)
-        if len(data) > MAX_VALUE_BYTES:
+            values[name] = encode(value)
+        except (MemoryError, OverflowError):
             too_large.append(name)
-            continue
-        values[name] = data
-    return {"names": names, "values": values, "modules": modules, "too_large": too_large}
+            dropped.append(name)
+        except Exception:
+            dropped.append(name)  # not picklable: lost if the worker is replaced (a def may restore it)
+    captured = {"values": values, "modules": dict(_modules), "removed": sorted(removed), "dropped": dropped, "too_large": too_large}
+    if full or not _names_sent:
+        captured["names"] = names if full else user_names(namespace)
+        _names_sent = True
+    _codes.clear()
+    _blind = False
+    _size = _namespace_size(namespace)
+    return captured
 
 
 def _replay_definitions(namespace, filename, source):
@@ -78,10 +442,14 @@ def _replay_definitions(namespace, filename, source):
 
 
 def restore(namespace, cells, names, values, modules):
-    """Rebuild ``namespace``. ``cells``: ``[(filename, source)]`` in run order.
+    """Rebuild ``namespace``. ``cells``: ``[(filename, source)]`` in run order; ``values``:
+    ``[(name, data)]``, ``data`` as :func:`encode` made it (a JavaScript buffer, or bytes).
 
-    Returns ``{"kept": [...], "lost": [...]}`` over ``names``.
+    Returns ``{"kept": [...], "lost": [...]}`` over ``names``. What came back counts as
+    captured: the next capture sends only what changes after this.
     """
+    global _blind, _size, _names_sent
+    _reset()
     for filename, source in cells:
         _replay_definitions(namespace, filename, source)
     for name, module in modules.items():
@@ -89,15 +457,25 @@ def restore(namespace, cells, names, values, modules):
             namespace[name] = importlib.import_module(module)
         except BaseException:  # noqa: BLE001
             pass
-    for name, data in values.items():
+    for name, data in values:
         try:
-            namespace[name] = pickle.loads(bytes(data))
+            namespace[name] = decode(data)
+            _remember(name, namespace[name])
         except BaseException:  # noqa: BLE001
             pass
     wanted = set(names)
     for name in user_names(namespace):
         if name not in wanted:
             del namespace[name]  # replayed, but deleted or renamed later
-    kept = [name for name in names if name in namespace]
-    lost = [name for name in names if name not in namespace]
+    for name in modules:
+        if name in namespace:
+            _remember(name, namespace[name])
+    for name in [name for name in _known if name not in namespace]:
+        _forget(name)
+    _codes.clear()
+    _blind = False
+    _size = _namespace_size(namespace)
+    _names_sent = False  # some names may not have come back
+    kept = sorted(name for name in names if name in namespace)
+    lost = sorted(name for name in names if name not in namespace)
     return {"kept": kept, "lost": lost}
