@@ -2,7 +2,7 @@ import { type BrowserContext, type Page, type Route } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { apiBase, openChat, uniqueKey } from "./support/chat";
 import { useTestPackages } from "./support/fixtures";
-import { openPlayground, output, run } from "./support/playground";
+import { openPlayground, output, run, startRun } from "./support/playground";
 
 /** Offline for the page and for its service worker (whose requests `setOffline` alone misses). */
 async function goOffline(context: BrowserContext): Promise<void> {
@@ -51,6 +51,47 @@ test("after one visit Kiln works offline: Python starts, runs, loads a package i
   await run(page, "import kilntiny\nprint(kilntiny.GREETING)\nprint(open('notes.txt').read())");
   await expect(output(page)).toContainText(greeting);
   await expect(output(page)).toContainText("written while online");
+  await context.close();
+});
+
+test("offline, Stop, input() and an interruptible time.sleep still work (the cached pages stay isolated)", async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await openPlayground(page);
+  await serviceWorkerInCharge(page);
+  await goOffline(context);
+  await page.reload();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(page.getByText("Offline", { exact: true })).toBeVisible();
+  await run(page, "kept_offline = 'still here'");
+
+  // input() asks in the page.
+  let finished = await startRun(page, 'name = input("Your name? ")\nprint(f"Hello, {name}!")');
+  const field = output(page).getByRole("textbox", { name: "Python input" });
+  await expect(field).toBeVisible();
+  await field.fill("Ada");
+  await field.press("Enter");
+  await finished();
+  await expect(output(page)).toContainText("Hello, Ada!");
+
+  // Stop wakes time.sleep softly: the same interpreter goes on, nothing is restored.
+  finished = await startRun(page, 'print("napping")\nimport time\ntime.sleep(1000)');
+  await expect(output(page)).toContainText("napping");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await finished();
+  await expect(output(page)).toContainText("Interrupted after");
+  await expect(output(page)).toContainText("Variables are kept");
+  await expect(output(page)).not.toContainText("restarted");
+
+  // Stop of a Python loop, the same way.
+  finished = await startRun(page, 'print("looping")\n__import__("time").sleep(0)\nwhile True:\n    pass');
+  await expect(output(page)).toContainText("looping");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await finished();
+  await expect(output(page)).toContainText("Interrupted after");
+  await expect(output(page)).not.toContainText("restarted");
+  await run(page, "print(kept_offline, name)");
+  await expect(output(page)).toHaveText("still here Ada");
   await context.close();
 });
 
