@@ -3,6 +3,8 @@ import { expect, test } from "./support/test";
 import { apiBase, openChat, uniqueKey } from "./support/chat";
 import { useTestPackages } from "./support/fixtures";
 import { openPlayground, output, run, startRun } from "./support/playground";
+import { PACKAGE_BASE } from "./support/package-fixtures";
+import { PYODIDE_VERSION } from "../src/versions";
 
 /** Offline for the page and for its service worker (whose requests `setOffline` alone misses). */
 async function goOffline(context: BrowserContext): Promise<void> {
@@ -94,6 +96,42 @@ test("offline, Stop, input() and an interruptible time.sleep still work (the cac
   await expect(output(page)).toHaveText("still here Ada");
   await context.close();
 });
+
+test("packages are cached per Pyodide version: an older version's cache is deleted, this version's is used", async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const current = `kiln-packages-pyodide-${PYODIDE_VERSION}`;
+  const older = "kiln-packages-pyodide-314.0.6";
+  // An older Kiln left its package cache behind (written here before this version's service worker exists).
+  await page.goto("/manifest.webmanifest");
+  await page.evaluate(async ([name, url]) => {
+    const cache = await caches.open(name);
+    await cache.put(url, new Response("an older build of kilntiny"));
+  }, [older, `${PACKAGE_BASE}kilntiny-1.0.0-py3-none-any.whl`]);
+  expect(await cacheNames(page)).toContain(older);
+
+  await openPlayground(page);
+  await serviceWorkerInCharge(page);
+  await expect.poll(() => cacheNames(page)).not.toContain(older);
+  await useTestPackages(page);
+  await run(page, "import kilntiny\nprint(kilntiny.GREETING)");
+  await expect(output(page)).toHaveText("hello from a tiny wheel");
+  // This version's cache holds what was loaded, and is the only package cache.
+  expect((await cacheNames(page)).filter((name) => name.startsWith("kiln-packages-"))).toEqual([current]);
+  const cached = await page.evaluate(async (name) => (await (await caches.open(name)).keys()).map((request) => request.url), current);
+  expect(cached).toEqual(
+    expect.arrayContaining([
+      `${PACKAGE_BASE}pyodide-lock.json`,
+      `${PACKAGE_BASE}kilntiny-1.0.0-py3-none-any.whl`,
+      `${PACKAGE_BASE}kilntinydep-1.0.0-py3-none-any.whl`,
+    ]),
+  );
+  await context.close();
+});
+
+function cacheNames(page: Page): Promise<string[]> {
+  return page.evaluate(() => caches.keys());
+}
 
 test("offline, the chat says so, sends nothing, and keeps the draft across a reload", async ({ browser }) => {
   const context = await browser.newContext();
