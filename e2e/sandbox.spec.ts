@@ -223,7 +223,8 @@ test("Stop ends a run on the sandbox: the partial answer stays, the cell says it
   await sendMessage(page, "Use torch slowly");
   const cell = cells(page);
   // The code went to the sandbox and the page shows it running there.
-  await expect.poll(async () => (await sandboxRequests(key)).length).toBe(1);
+  // Routing reads the imports with the conversation's Python, which starts first: seconds on a small machine.
+  await expect.poll(async () => (await sandboxRequests(key)).length, { timeout: 90_000 }).toBe(1);
   await expect(cell.locator(".cell-status")).toHaveText(/running/);
   await page.getByRole("button", { name: "Stop" }).click();
   await expect(cell.locator(".cell-status")).toHaveText(/^interrupted/);
@@ -242,7 +243,8 @@ test("the run deadline ends a long run on the sandbox with status timeout", asyn
   await saveSettings(page, { "Run deadline (seconds, 0 = none)": "3" });
   await sendMessage(page, "Use torch slowly");
   const cell = cells(page);
-  await expect.poll(async () => (await sandboxRequests(key)).length).toBe(1);
+  // Routing reads the imports with the conversation's Python, which starts first: seconds on a small machine.
+  await expect.poll(async () => (await sandboxRequests(key)).length, { timeout: 90_000 }).toBe(1);
   await expect(cell.locator(".cell-status")).toHaveText(/running/);
   // No Stop: the deadline ends it, long before the sandbox would.
   await expect(cell.locator(".cell-status")).toHaveText(/^timeout/);
