@@ -73,10 +73,33 @@ function expectAttackFailed(report: AttackReport, { network }: { network: boolea
   }
 }
 
+/**
+ * Wait until the hostile output has finished loading: its HTML output frame has loaded (so
+ * every image and style sheet it asked for has been answered or refused; the canary records
+ * a request as it arrives) and is still the document Kiln wrote; every image in every frame
+ * of the page is complete.
+ */
+async function outputLoaded(page: Page): Promise<void> {
+  await expect
+    .poll(async () => {
+      const states: string[] = [];
+      for (const frame of page.frames()) {
+        const element = await frame.frameElement().catch(() => null);
+        const title = element ? await element.getAttribute("title").catch(() => null) : "page";
+        const state = await frame
+          .evaluate(() => `${document.readyState} ${[...document.images].every((image) => image.complete) ? "images done" : "images loading"}`)
+          .catch(() => "gone");
+        if (title === "HTML output") states.push(`${state} ${frame.url()}`);
+        else if (state !== "complete images done" && state !== "gone") states.push(`${title}: ${state}`);
+      }
+      return states;
+    })
+    .toEqual(["complete images done about:srcdoc"]);
+}
+
 /** After the hostile output is shown: nothing was fetched, posted or navigated to on its own. */
 async function expectOutputContained(page: Page, where: string): Promise<void> {
-  // Give any load, beacon, form or refresh time to happen.
-  await page.waitForTimeout(1500);
+  await outputLoaded(page);
   const loaded = canary.hits.filter((hit) => /\/(img|form|nav|beacon)\?/.test(hit.url) || hit.url.includes(`${where}-html-script`));
   expect(loaded).toEqual([]);
 }
@@ -190,13 +213,17 @@ test("embed.html opened on its own runs nothing by itself; run by the person, th
     }, url),
   ]);
   await expect(popup.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
-  for (let i = 0; i < 3; i++) {
-    await page.evaluate(() => {
-      const opened = (window as { openedWidget?: Window }).openedWidget;
-      opened?.postMessage({ kiln: 1, type: "run", id: "x", code: "print('DRIVEN')" }, "*");
-    });
-  }
-  await popup.waitForTimeout(2000);
+  const posted = await page.evaluate(() => {
+    const opened = (window as { openedWidget?: Window | null }).openedWidget;
+    for (let i = 0; i < 3; i++) opened?.postMessage({ kiln: 1, type: "run", id: "x", code: "print('DRIVEN')" }, "*");
+    return { handle: Boolean(opened), closed: opened?.closed };
+  });
+  // The attacker got a window handle and posted to it, but the widget's page (Cross-Origin-Opener-Policy)
+  // cut it off: to its opener the window is closed, and what is posted to it goes nowhere.
+  expect(posted).toEqual({ handle: true, closed: true });
+  // Nothing ran: not the autorun code, not the messages.
+  await expect(popup.getByRole("status")).toContainText("Python ready");
+  await expect(popup.getByRole("region", { name: "Output" })).toHaveAttribute("data-finished-runs", "0");
   await expect(popup.getByRole("region", { name: "Output" })).not.toContainText("AUTORAN");
   await expect(popup.getByRole("region", { name: "Output" })).not.toContainText("DRIVEN");
   expect(hitsFrom("toplevel-autorun")).toEqual([]);

@@ -14,8 +14,12 @@ import {
   waitForResult,
   widget,
   widgetFrame,
+  waitForStream,
   widgetQuery,
 } from "./support/embed-host";
+
+/** Prints `marker` and has it posted at once (`time.sleep` sends what was printed), then runs `code`. */
+const announced = (marker: string, code: string) => `print(${JSON.stringify(marker)})\n__import__("time").sleep(0)\n${code}`;
 
 test("a host on another origin runs code through the protocol: stream, display, result, interrupt", async ({
   page,
@@ -65,9 +69,8 @@ display(Card())
 
   // interrupt stops a runaway loop; the variable set before survives.
   await runInWidget(page, 0, "set", "kept = 'still here'");
-  await send(page, 0, { kiln: 1, type: "run", id: "loop", code: "while True: pass" });
-  await expect(widget(page, 0).getByRole("status")).toContainText("Running");
-  await page.waitForTimeout(300);
+  await send(page, 0, { kiln: 1, type: "run", id: "loop", code: announced("looping", "while True: pass") });
+  await waitForStream(page, 0, "loop", "looping");
   await send(page, 0, { kiln: 1, type: "interrupt" });
   const stopped = await waitForResult(page, 0, "loop");
   expect(stopped).toMatchObject({ status: "interrupted" });
@@ -79,9 +82,60 @@ display(Card())
   expect(heights.length).toBeGreaterThan(0);
   expect(heights.every((height) => Number.isInteger(height) && height > 0)).toBe(true);
   await expect(page.locator("#widget-0")).toHaveCSS("height", `${heights.at(-1)}px`);
-  // Every message came from the widget's origin (which replies go *to* is checked by the
-  // `origins` test below: a widget that may not talk to this host sends it nothing at all).
+});
+
+test("the widget talks only to an allowed host: embedded by a page of another origin, it tells that page nothing", async ({
+  page,
+  hostOrigin,
+  otherHostOrigin,
+}) => {
+  expect(otherHostOrigin).not.toBe(hostOrigin);
+  const onlyHost = widgetQuery({ origins: hostOrigin });
+  // On the allowed host it answers: ready, its height, a run's output and result.
+  await openHost(page, hostOrigin, [onlyHost]);
+  await waitForReady(page, 0);
+  expect(await runInWidget(page, 0, "allowed", "print('for the host')")).toMatchObject({ status: "ok" });
+  expect((await messagesOf(page, 0, "stream", "allowed")).map((m) => m.text).join("")).toBe("for the host\n");
+  expect((await messagesOf(page, 0, "resize")).length).toBeGreaterThan(0);
   expect(new Set((await received(page)).map((m) => m.origin))).toEqual(new Set([KILN_ORIGIN]));
+
+  // The same widget in a page of another origin, which holds the widget's window, writes to it and listens.
+  await openHost(page, otherHostOrigin, [onlyHost]);
+  const frame = await widgetFrame(page, 0);
+  await frame.evaluate(() => {
+    const arrived: string[] = [];
+    (window as unknown as { arrived: string[] }).arrived = arrived;
+    addEventListener("message", (event) => arrived.push(event.origin));
+  });
+  await expect(widget(page, 0).getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  for (const id of ["a", "b", "c"]) await send(page, 0, { kiln: 1, type: "run", id, code: "print('driven')" });
+  // The page's messages reached the widget...
+  await expect.poll(() => frame.evaluate(() => (window as unknown as { arrived: string[] }).arrived)).toEqual([
+    otherHostOrigin,
+    otherHostOrigin,
+    otherHostOrigin,
+  ]);
+  // ...which ran nothing, and (having announced itself and laid itself out by now) sent that page nothing:
+  // it posts to its parent only with the allowed host's origin as target, which the browser does not deliver here.
+  await expect(widget(page, 0).getByRole("status")).toContainText("Python ready");
+  await expect(widget(page, 0).getByRole("region", { name: "Output" })).toHaveAttribute("data-finished-runs", "0");
+  await expect(widget(page, 0).getByRole("region", { name: "Output" })).toHaveText("");
+  expect(await received(page)).toEqual([]);
+});
+
+test("a widget loads its warm spare only when it first runs", async ({ page, hostOrigin }) => {
+  await openHost(page, hostOrigin, [widgetQuery()]);
+  // Each Python worker is started by a frame of its own, titled "Python", in the widget's page.
+  const pythons = widget(page, 0).locator('iframe[title="Python"]');
+  // At "Python ready" a page that loads its spare eagerly has already begun loading it: here, only the one.
+  await expect(widget(page, 0).getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await waitForReady(page, 0);
+  await expect(pythons).toHaveCount(1);
+  // The first run starts the spare; later runs start no more.
+  expect((await runInWidget(page, 0, "first", "1 + 1")).status).toBe("ok");
+  await expect(pythons).toHaveCount(2);
+  expect((await runInWidget(page, 0, "second", "2 + 2")).status).toBe("ok");
+  await expect(pythons).toHaveCount(2);
 });
 
 test("restart gives a fresh interpreter and says ready again", async ({ page, hostOrigin }) => {
@@ -206,9 +260,8 @@ test.describe("in a browser without Document-Isolation-Policy", () => {
       await runInWidget(page, 0, "set", "counter = 7\nimport time\ntime.sleep(0.2)\nprint('slept')");
       expect((await messagesOf(page, 0, "stream", "set")).map((m) => m.text).join("")).toBe("slept\n");
 
-      await send(page, 0, { kiln: 1, type: "run", id: "loop", code: "while True: pass" });
-      await expect(widget(page, 0).getByRole("status")).toContainText("Running");
-      await page.waitForTimeout(300);
+      await send(page, 0, { kiln: 1, type: "run", id: "loop", code: announced("looping", "while True: pass") });
+      await waitForStream(page, 0, "loop", "looping");
       await send(page, 0, { kiln: 1, type: "interrupt" });
       const stopped = await waitForResult(page, 0, "loop");
       expect(stopped).toMatchObject({ status: "interrupted", restored: { kept: ["counter", "time"], lost: [] } });
@@ -219,9 +272,8 @@ test.describe("in a browser without Document-Isolation-Policy", () => {
       expect(after.value).toEqual({ "text/plain": "(7, 'file content')" });
 
       // Waiting in `await` is still cancelled softly: nothing to restore.
-      await send(page, 0, { kiln: 1, type: "run", id: "nap", code: "import asyncio\nawait asyncio.sleep(1000)" });
-      await expect(widget(page, 0).getByRole("status")).toContainText("Running");
-      await page.waitForTimeout(300);
+      await send(page, 0, { kiln: 1, type: "run", id: "nap", code: announced("napping", "import asyncio\nawait asyncio.sleep(1000)") });
+      await waitForStream(page, 0, "nap", "napping");
       await send(page, 0, { kiln: 1, type: "interrupt" });
       const napped = await waitForResult(page, 0, "nap");
       expect(napped.status).toBe("interrupted");

@@ -2,7 +2,9 @@ import { type BrowserContext, type Page, type Route } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { apiBase, openChat, uniqueKey } from "./support/chat";
 import { useTestPackages } from "./support/fixtures";
-import { openPlayground, output, run } from "./support/playground";
+import { openPlayground, output, run, startRun } from "./support/playground";
+import { PACKAGE_BASE } from "./support/package-fixtures";
+import { PYODIDE_VERSION } from "../src/versions";
 
 /** Offline for the page and for its service worker (whose requests `setOffline` alone misses). */
 async function goOffline(context: BrowserContext): Promise<void> {
@@ -53,6 +55,83 @@ test("after one visit Kiln works offline: Python starts, runs, loads a package i
   await expect(output(page)).toContainText("written while online");
   await context.close();
 });
+
+test("offline, Stop, input() and an interruptible time.sleep still work (the cached pages stay isolated)", async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await openPlayground(page);
+  await serviceWorkerInCharge(page);
+  await goOffline(context);
+  await page.reload();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(page.getByText("Offline", { exact: true })).toBeVisible();
+  await run(page, "kept_offline = 'still here'");
+
+  // input() asks in the page.
+  let finished = await startRun(page, 'name = input("Your name? ")\nprint(f"Hello, {name}!")');
+  const field = output(page).getByRole("textbox", { name: "Python input" });
+  await expect(field).toBeVisible();
+  await field.fill("Ada");
+  await field.press("Enter");
+  await finished();
+  await expect(output(page)).toContainText("Hello, Ada!");
+
+  // Stop wakes time.sleep softly: the same interpreter goes on, nothing is restored.
+  finished = await startRun(page, 'print("napping")\nimport time\ntime.sleep(1000)');
+  await expect(output(page)).toContainText("napping");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await finished();
+  await expect(output(page)).toContainText("Interrupted after");
+  await expect(output(page)).toContainText("Variables are kept");
+  await expect(output(page)).not.toContainText("restarted");
+
+  // Stop of a Python loop, the same way.
+  finished = await startRun(page, 'print("looping")\n__import__("time").sleep(0)\nwhile True:\n    pass');
+  await expect(output(page)).toContainText("looping");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await finished();
+  await expect(output(page)).toContainText("Interrupted after");
+  await expect(output(page)).not.toContainText("restarted");
+  await run(page, "print(kept_offline, name)");
+  await expect(output(page)).toHaveText("still here Ada");
+  await context.close();
+});
+
+test("packages are cached per Pyodide version: an older version's cache is deleted, this version's is used", async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const current = `kiln-packages-pyodide-${PYODIDE_VERSION}`;
+  const older = "kiln-packages-pyodide-314.0.6";
+  // An older Kiln left its package cache behind (written here before this version's service worker exists).
+  await page.goto("/manifest.webmanifest");
+  await page.evaluate(async ([name, url]) => {
+    const cache = await caches.open(name);
+    await cache.put(url, new Response("an older build of kilntiny"));
+  }, [older, `${PACKAGE_BASE}kilntiny-1.0.0-py3-none-any.whl`]);
+  expect(await cacheNames(page)).toContain(older);
+
+  await openPlayground(page);
+  await serviceWorkerInCharge(page);
+  await expect.poll(() => cacheNames(page)).not.toContain(older);
+  await useTestPackages(page);
+  await run(page, "import kilntiny\nprint(kilntiny.GREETING)");
+  await expect(output(page)).toHaveText("hello from a tiny wheel");
+  // This version's cache holds what was loaded, and is the only package cache.
+  expect((await cacheNames(page)).filter((name) => name.startsWith("kiln-packages-"))).toEqual([current]);
+  const cached = await page.evaluate(async (name) => (await (await caches.open(name)).keys()).map((request) => request.url), current);
+  expect(cached).toEqual(
+    expect.arrayContaining([
+      `${PACKAGE_BASE}pyodide-lock.json`,
+      `${PACKAGE_BASE}kilntiny-1.0.0-py3-none-any.whl`,
+      `${PACKAGE_BASE}kilntinydep-1.0.0-py3-none-any.whl`,
+    ]),
+  );
+  await context.close();
+});
+
+function cacheNames(page: Page): Promise<string[]> {
+  return page.evaluate(() => caches.keys());
+}
 
 test("offline, the chat says so, sends nothing, and keeps the draft across a reload", async ({ browser }) => {
   const context = await browser.newContext();

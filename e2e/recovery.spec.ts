@@ -1,12 +1,17 @@
 import { expect, test } from "./support/fixtures";
-import { openPlayground, output, run, startRun } from "./support/playground";
+import { editor, openPlayground, output, run, startRun } from "./support/playground";
+import { saveSettings } from "./support/settings";
 import type { Page } from "@playwright/test";
 
-/** Start `code`, press Stop once it is running, and wait for the run to end. */
-async function runAndStop(page: Page, code: string, waitMs = 300): Promise<void> {
-  const finished = await startRun(page, code);
+/**
+ * Start `code`, press Stop once it is running, and wait for the run to end. The cell first
+ * prints a line and has it sent at once (`time.sleep` sends what was printed, and binds no
+ * name): Stop is pressed when that line is shown, so the code itself is under way.
+ */
+async function runAndStop(page: Page, code: string): Promise<void> {
+  const finished = await startRun(page, `print("cell started")\n__import__("time").sleep(0)\n${code}`);
+  await expect(output(page)).toContainText("cell started");
   await expect(page.getByRole("status")).toContainText("Running");
-  await page.waitForTimeout(waitMs);
   await page.getByRole("button", { name: "Stop" }).click();
   await finished();
 }
@@ -133,14 +138,87 @@ test("memory bombs end as an error or a recovered crash; the page stays responsi
 
 test("the run deadline stops a runaway cell with status timeout", async ({ page }) => {
   await openPlayground(page);
-  await page.getByRole("button", { name: "Settings" }).click();
-  await page.getByLabel("Run deadline (seconds, 0 = none)").fill("2");
-  await page.getByRole("button", { name: "Save" }).click();
+  // Saved and the dialog closed: the deadline applies from the next run.
+  await saveSettings(page, { "Run deadline (seconds, 0 = none)": "2" });
   await run(page, "deadline_kept = 7");
-  await run(page, "while True:\n    pass");
+  // Each runaway is seen running, then ended by the deadline (no Stop is pressed).
+  let finished = await startRun(page, "while True:\n    pass");
+  await expect(page.getByRole("status")).toContainText("Running");
+  await finished();
   await expect(output(page)).toContainText("Timed out after 2");
-  await run(page, "sum(range(10**13))");
+  finished = await startRun(page, "sum(range(10**13))");
+  await expect(page.getByRole("status")).toContainText("Running");
+  await finished();
   await expect(output(page)).toContainText("Timed out after 2");
   await expect(output(page)).toContainText("Variables restored: deadline_kept.");
   await expectValue(page, "deadline_kept", "7");
 });
+
+/** The Playground's saved code, read without `get` (which the test below holds back). */
+function storedCode(page: Page): Promise<string | undefined> {
+  return page.evaluate(
+    () =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const open = indexedDB.open("kiln");
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const all = open.result.transaction("playground").objectStore("playground").getAll();
+          all.onsuccess = () => resolve((all.result as { code: string }[])[0]?.code);
+        };
+      }),
+  );
+}
+
+test("the saved code arriving late never replaces what the person types: the editor waits for it", async ({ page }) => {
+  await openPlayground(page);
+  await setSavedCode(page, "saved = 'from last time'");
+  // From now on the page's read of the saved code answers only when the test says so.
+  await page.addInitScript(() => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const state = window as unknown as { heldReads: number; releaseSavedCode: () => void };
+    state.heldReads = 0;
+    state.releaseSavedCode = () => release();
+    const get = IDBObjectStore.prototype.get;
+    IDBObjectStore.prototype.get = function (this: IDBObjectStore, ...args: Parameters<IDBObjectStore["get"]>) {
+      const request = get.apply(this, args);
+      if (this.name !== "playground") return request;
+      state.heldReads++;
+      const listen = request.addEventListener.bind(request);
+      request.addEventListener = ((type: string, listener: EventListener, options?: AddEventListenerOptions) =>
+        listen(type, type === "success" ? (event) => void released.then(() => listener.call(request, event)) : listener, options)) as typeof request.addEventListener;
+      return request;
+    };
+  });
+  await page.reload();
+  // The read really is held, and Python starts meanwhile; no editor is offered to type into yet.
+  await expect.poll(() => page.evaluate(() => (window as unknown as { heldReads: number }).heldReads)).toBe(1);
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(page.getByRole("button", { name: "Run" })).toBeDisabled();
+  await expect(editor(page)).toHaveCount(0);
+
+  await page.evaluate(() => (window as unknown as { releaseSavedCode: () => void }).releaseSavedCode());
+  // The person types the moment the editor is there.
+  await editor(page).click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("\ntyped = 'just now'\nprint(saved, '/', typed)");
+  const both = "saved = 'from last time'\ntyped = 'just now'\nprint(saved, '/', typed)";
+  // Nothing replaces it afterwards: it runs as typed, stays in the editor and is what is saved.
+  const finished = Number(await output(page).getAttribute("data-finished-runs"));
+  await page.getByRole("button", { name: "Run" }).click();
+  await expect(output(page)).toHaveAttribute("data-finished-runs", String(finished + 1));
+  await expect(output(page)).toHaveText("from last time / just now");
+  await expect.poll(() => storedCode(page)).toBe(both);
+  expect(await editorCode(page)).toBe(both);
+});
+
+/** The editor's text, line by line. */
+async function editorCode(page: Page): Promise<string> {
+  return (await editor(page).locator(".cm-line").allTextContents()).join("\n");
+}
+
+/** Type `code` as the Playground's code and wait until it is saved. */
+async function setSavedCode(page: Page, code: string): Promise<void> {
+  await editor(page).fill(code);
+  await expect.poll(() => storedCode(page)).toBe(code);
+}

@@ -1,7 +1,7 @@
 import { type Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import type { Reply } from "./fake-anthropic/server";
-import { apiBase, answered, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
+import { apiBase, answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground, output, run } from "./support/playground";
 import { saveSettings } from "./support/settings";
 
@@ -204,4 +204,51 @@ test("an import made at run time that fails in the browser is run once more on t
   await expect(cell).toContainText("running the code again on Anthropic's sandbox");
   await expect(cell).toContainText("2.9.0+cpu");
   expect(await sandboxRequests(key)).toHaveLength(1);
+});
+
+/** A turn whose code needs torch (so it runs on the sandbox) and sleeps there for 30 s. */
+function longSandboxRun(intro: string): Reply[] {
+  return [
+    { content: [{ type: "text", text: intro }, { type: "tool_use", name: "python", input: { code: "import torch, time\ntime.sleep(30)\nprint('sl' + 'ept')" } }] },
+    // The stand-in's own limit is past the sleep: only Kiln can end the run early.
+    execute({ timeoutMs: 40_000 }),
+    say("Never reached."),
+  ];
+}
+
+test("Stop ends a run on the sandbox: the partial answer stays, the cell says it was interrupted", async ({ page }) => {
+  const key = uniqueKey("sandbox-stop");
+  await script(key, longSandboxRun("Let me run that where torch is."));
+  await openChat(page, key);
+  await sendMessage(page, "Use torch slowly");
+  const cell = cells(page);
+  // The code went to the sandbox and the page shows it running there.
+  // Routing reads the imports with the conversation's Python, which starts first: seconds on a small machine.
+  await expect.poll(async () => (await sandboxRequests(key)).length, { timeout: 90_000 }).toBe(1);
+  await expect(cell.locator(".cell-status")).toHaveText(/running/);
+  await page.getByRole("button", { name: "Stop" }).click();
+  await expect(cell.locator(".cell-status")).toHaveText(/^interrupted/);
+  await expect(cell).toContainText("Kiln stopped waiting for Anthropic's sandbox; the code may still finish there.");
+  await expect(cell).not.toContainText("slept");
+  await expect(page.getByRole("button", { name: "Send" })).toBeVisible();
+  await expect(messages(page)).toContainText("Let me run that where torch is.");
+  await expect(messages(page)).not.toContainText("Never reached.");
+  await expect(messages(page)).toContainText("Use torch slowly");
+});
+
+test("the run deadline ends a long run on the sandbox with status timeout", async ({ page }) => {
+  const key = uniqueKey("sandbox-deadline");
+  await script(key, longSandboxRun("Running it on the sandbox."));
+  await openChat(page, key);
+  await saveSettings(page, { "Run deadline (seconds, 0 = none)": "3" });
+  await sendMessage(page, "Use torch slowly");
+  const cell = cells(page);
+  // Routing reads the imports with the conversation's Python, which starts first: seconds on a small machine.
+  await expect.poll(async () => (await sandboxRequests(key)).length, { timeout: 90_000 }).toBe(1);
+  await expect(cell.locator(".cell-status")).toHaveText(/running/);
+  // No Stop: the deadline ends it, long before the sandbox would.
+  await expect(cell.locator(".cell-status")).toHaveText(/^timeout/);
+  await expect(cell).toContainText("Kiln stopped waiting for Anthropic's sandbox; the code may still finish there.");
+  await expect(cell).not.toContainText("slept");
+  await expect(messages(page)).toContainText("Running it on the sandbox.");
 });

@@ -61,10 +61,18 @@ async function serveHostPages(use: (origin: string) => Promise<void>): Promise<v
   await new Promise((resolve) => server.close(resolve));
 }
 
-/** With `hostOrigin`, failing on uncaught page errors (support/test.ts). */
-// Playwright reads a fixture's dependencies from its first parameter: here, none.
-// eslint-disable-next-line no-empty-pattern
-export const test = base.extend<object, { hostOrigin: string }>({ hostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }] });
+/**
+ * With `hostOrigin`, failing on uncaught page errors (support/test.ts). `otherHostOrigin` is a
+ * second host page server (another port, so another origin), for a page that must not hear
+ * what the widget tells `hostOrigin`.
+ */
+export const test = base.extend<object, { hostOrigin: string; otherHostOrigin: string }>({
+  // Playwright reads a fixture's dependencies from its first parameter: here, none.
+  // eslint-disable-next-line no-empty-pattern
+  hostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }],
+  // eslint-disable-next-line no-empty-pattern
+  otherHostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }],
+});
 
 /** With `hostOrigin` only, for suites that drive other engines than Playwright's (e2e/engines). */
 // eslint-disable-next-line no-empty-pattern
@@ -138,6 +146,13 @@ export async function runInWidget(
 ): Promise<Received["data"]> {
   await send(page, frame, { kiln: 1, type: "run", id, code });
   return waitForResult(page, frame, id, timeout);
+}
+
+/** Wait until frame `frame` has streamed `text` for run `id` (the run is under way). */
+export async function waitForStream(page: Page, frame: number, id: string, text: string): Promise<void> {
+  await expect
+    .poll(async () => (await messagesOf(page, frame, "stream", id)).map((m) => m.text).join(""), { timeout: 60_000 })
+    .toContain(text);
 }
 
 export async function waitForResult(page: Page, frame: number, id: string, timeout = 60_000): Promise<Received["data"]> {
