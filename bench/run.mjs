@@ -20,17 +20,33 @@ const launchChromium = () => chromium.launch({ executablePath: process.env.CHROM
 const launchFirefox = () =>
   puppeteer.launch({ browser: "firefox", executablePath: process.env.FIREFOX_PATH ?? "/usr/bin/firefox-esr", headless: true, extraPrefsFirefox: FIREFOX_PREFS });
 
-/** Step `name`, timed and logged as it goes. */
+/** No step takes longer than this (BENCH_STEP_MINUTES), whatever it waits for. */
+const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_MINUTES ?? 30) * 60_000;
+/** Figures that could not be taken: step and error. */
+const failures = [];
+
+/**
+ * Step `name`, timed and logged as it goes. A step that fails (a timeout, a wrong answer) is
+ * reported and recorded, and the benchmark goes on with the next one.
+ */
 async function step(name, task) {
   const started = Date.now();
   process.stdout.write(`  ${name}…`);
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no result after ${STEP_TIMEOUT_MS / 60_000} minutes`)), STEP_TIMEOUT_MS);
+  });
   try {
-    const value = await task();
+    const value = await Promise.race([task(), timeout]);
     console.log(` ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return value;
   } catch (error) {
-    console.log(" failed");
-    throw error;
+    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    console.log(` FAILED: ${message}`);
+    failures.push({ step: name, error: message });
+    return undefined;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -39,7 +55,9 @@ async function runtimeFigures(browser, origin, results) {
   if (wanted("startup")) results.startup = await step("start-up", () => startup(browser, origin));
   const onHarness = ["spare", "roundTrip", "state", "interrupt", "recovery"].filter(wanted);
   if (onHarness.length) {
-    const { page, context } = await harnessPage(browser, origin);
+    const opened = await step("a harness page with a session", () => harnessPage(browser, origin));
+    if (!opened) return;
+    const { page, context } = opened;
     try {
       results.runtime = await page.evaluate(() => window.session.ready.then(({ pythonVersion, pyodideVersion }) => ({ pythonVersion, pyodideVersion })));
       if (wanted("spare")) results.spare = await step("Restart and a new worker", () => spareAndRestart(page));
@@ -50,8 +68,8 @@ async function runtimeFigures(browser, origin, results) {
       }
       if (wanted("interrupt")) {
         results.interrupt = await step("interrupts", async () => ({
-          busyLoopMs: await interruptLatency(page, "while True: pass"),
-          sleepMs: await interruptLatency(page, "import time\ntime.sleep(1000)"),
+          busyLoop: await interruptLatency(page, "while True: pass"),
+          sleep: await interruptLatency(page, "import time\ntime.sleep(1000)"),
         }));
       }
       if (wanted("recovery")) results.recovery = await step("recovery", () => recovery(page));
@@ -81,28 +99,30 @@ const results = { date: new Date().toISOString(), trials: TRIALS, machine: machi
 const markdown = [];
 try {
   console.log(`Kiln at ${origin}; ${TRIALS} trials`);
-  console.log("Chromium:");
-  const browser = await launchChromium();
-  const r = (results.chromium = {});
-  try {
-    r.version = browser.version();
-    await runtimeFigures(browser, origin, r);
-    if (wanted("spareTasks")) {
-      r.spareTasks = await step("long tasks while a spare loads", async () => ({
-        harness: await spareTasksHarness(browser, origin),
-        playground: await spareTasksPlayground(browser, origin),
-      }));
+  if (process.env.BENCH_CHROMIUM !== "0") {
+    console.log("Chromium:");
+    const browser = await launchChromium();
+    const r = (results.chromium = {});
+    try {
+      r.version = browser.version();
+      await runtimeFigures(browser, origin, r);
+      if (wanted("spareTasks")) {
+        r.spareTasks = await step("long tasks while a spare loads", async () => ({
+          harness: await spareTasksHarness(browser, origin),
+          playground: await spareTasksPlayground(browser, origin),
+        }));
+      }
+      if (wanted("flood")) r.flood = await step("flood", () => flood(browser, origin));
+      if (wanted("upload")) r.upload = await step("upload", () => upload(browser, origin));
+    } finally {
+      await browser.close();
     }
-    if (wanted("flood")) r.flood = await step("flood", () => flood(browser, origin));
-    if (wanted("upload")) r.upload = await step("upload", () => upload(browser, origin));
-  } finally {
-    await browser.close();
+    // Each measurement in a browser of its own, so that memory is comparable.
+    if (wanted("embed")) r.embed = await step("10 widgets against 10 bare workers", () => embedPage(launchChromium, origin));
+    const rows = runtimeRows(r);
+    printTable(`Chromium ${r.version}`, rows);
+    markdown.push(`Chromium ${r.version}:\n\n${markdownTable(rows)}`);
   }
-  // Each measurement in a browser of its own, so that memory is comparable.
-  if (wanted("embed")) r.embed = await step("10 widgets against 10 bare workers", () => embedPage(launchChromium, origin));
-  const rows = runtimeRows(r);
-  printTable(`Chromium ${r.version}`, rows);
-  markdown.push(`Chromium ${r.version}:\n\n${markdownTable(rows)}`);
 
   if (process.env.BENCH_FIREFOX !== "0") {
     console.log("\nFirefox ESR:");
@@ -118,6 +138,8 @@ try {
     printTable(r.version, rows);
     markdown.push(`${r.version}:\n\n${markdownTable(rows)}`);
   }
+  results.failures = failures;
+  if (failures.length) console.log(`\nFAILED: ${failures.map((f) => `${f.step} (${f.error})`).join("; ")}`);
   const m = results.machine;
   results.markdown = `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.os}; Node ${m.node}; Pyodide ${m.pyodide}; ${TRIALS} trials.\n\n${markdown.join("\n\n")}`;
   console.log(`\n${results.markdown}`);
@@ -126,3 +148,4 @@ try {
 } finally {
   await server.close();
 }
+if (failures.length) process.exitCode = 1;
