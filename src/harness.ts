@@ -1,18 +1,71 @@
 /**
  * `harness.html`: the runtime API on `window.kiln`, with no interface around it, so the
  * benchmark and browser tests can drive sessions directly.
+ *
+ * `harness.html?start=session` starts a `PythonSession` as the page loads, and
+ * `?start=bare` a bare `loadPyodide()` worker; `window.kiln.started` then resolves with the
+ * time (ms since navigation) at which Python was ready, and `startedAt` holds it.
  */
 import { PythonSession } from "./runtime/python-session";
-import { pyodideIndexUrl, sparesReady } from "./runtime/python-worker";
+import { WorkerHandle, pyodideIndexUrl, sparesReady, takeWorker } from "./runtime/python-worker";
 import { sessionConfig } from "./runtime/session-config";
-import { DEFAULT_SETTINGS } from "./storage/settings";
+import { DEFAULT_SETTINGS, loadSettings, saveSettings } from "./storage/settings";
+
+/** A worker that only runs `loadPyodide()` from Kiln's own copy, then runs each code message it gets. */
+const bareSource = (indexURL: string) => `
+const { loadPyodide } = await import(${JSON.stringify(`${indexURL}pyodide.mjs`)});
+const py = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)} });
+postMessage({ loaded: true });
+onmessage = async (e) => {
+  try { postMessage({ value: String(await py.runPythonAsync(e.data)) }); }
+  catch (error) { postMessage({ error: String(error) }); }
+};`;
+
+/**
+ * A bare `loadPyodide()` in a `data:` module worker, the baseline the benchmark compares
+ * against: resolves once Pyodide has loaded, with the worker (post code to it; it answers
+ * `{value}` or `{error}`) and the milliseconds from creating it.
+ */
+async function bareWorker(): Promise<{ worker: Worker; loadedMs: number }> {
+  const started = performance.now();
+  const worker = new Worker(`data:text/javascript,${encodeURIComponent(bareSource(pyodideIndexUrl()))}`, { type: "module" });
+  await new Promise<void>((resolve, reject) => {
+    worker.onmessage = () => resolve();
+    worker.onerror = (event) => reject(new Error(event.message || "The bare worker failed."));
+  });
+  return { worker, loadedMs: performance.now() - started };
+}
+
+const config = sessionConfig(DEFAULT_SETTINGS, { allowInput: false, network: true });
+
+/** What `?start=` asked for, started at once; resolves with the time Python was ready. */
+function startFromUrl(): Promise<number> | undefined {
+  const start = new URLSearchParams(location.search).get("start");
+  const ready =
+    start === "session"
+      ? new PythonSession(config).ready.then(() => undefined)
+      : start === "bare"
+        ? bareWorker().then(() => undefined)
+        : undefined;
+  return ready?.then(() => (harness.startedAt = performance.now()));
+}
 
 const harness = {
   PythonSession,
+  /** One worker of its own (no spare taken), e.g. to time a worker's start-up. */
+  WorkerHandle,
+  /** The warm spare for a configuration when there is one, else a new worker. */
+  takeWorker,
   pyodideIndexUrl,
   sparesReady,
+  bareWorker,
+  /** The settings the app pages read (same origin, same IndexedDB), e.g. to raise the output limit. */
+  loadSettings,
+  saveSettings,
   /** The default configuration; `input()` off, as nobody is there to answer. */
-  defaultConfig: sessionConfig(DEFAULT_SETTINGS, { allowInput: false, network: true }),
+  defaultConfig: config,
+  started: undefined as Promise<number> | undefined,
+  startedAt: undefined as number | undefined,
 };
 
 declare global {
@@ -22,3 +75,5 @@ declare global {
 }
 
 window.kiln = harness;
+harness.started = startFromUrl();
+harness.started?.catch((error: unknown) => console.error("The harness could not start Python.", error));
