@@ -8,6 +8,7 @@
  */
 import { PythonSession } from "./runtime/python-session";
 import { WorkerHandle, pyodideIndexUrl, sparesReady, takeWorker } from "./runtime/python-worker";
+import { bootCounts } from "./runtime/boot-snapshot";
 import { sessionConfig } from "./runtime/session-config";
 import { DEFAULT_SETTINGS, loadSettings, saveSettings } from "./storage/settings";
 
@@ -58,6 +59,8 @@ const harness = {
   takeWorker,
   pyodideIndexUrl,
   sparesReady,
+  /** How this page's workers started: from the snapshot, a normal boot, or a fallback. */
+  bootCounts,
   bareWorker,
   /** The settings the app pages read (same origin, same IndexedDB), e.g. to raise the output limit. */
   loadSettings,
