@@ -62,8 +62,9 @@ export class SessionFiles {
           problems.push(`${JSON.stringify(file.name)} is not a usable file name.`);
           continue;
         }
-        this.publish({ progress: `Uploading ${path} (${formatBytes(file.size)})…` });
         // Saved and put into Python at once: the worker reads the file itself.
+        const progress = `Uploading ${path} (${formatBytes(file.size)})…`;
+        this.publish({ progress });
         const written = this.session.writeFile(path, file);
         try {
           await storeFile({ scope: this.scope, path, data: file, size: file.size, modifiedAt: file.lastModified || Date.now() });
@@ -77,8 +78,7 @@ export class SessionFiles {
           continue;
         }
         // Listed as soon as it is saved, even while Python is still starting.
-        await this.refresh(problems.join(" "));
-        this.publish({ progress: `Uploading ${path} (${formatBytes(file.size)})…` });
+        await this.refresh(problems.join(" "), progress);
         await written;
         added.add(path);
       }
@@ -129,8 +129,9 @@ export class SessionFiles {
     return (await getStoredFile(this.scope, path))?.data;
   }
 
-  private async refresh(problem: string): Promise<void> {
-    this.publish({ files: (await listStoredFiles(this.scope)).map(entry), progress: "", problem });
+  /** The saved files listed anew; `progress` says what is still going on. */
+  private async refresh(problem: string, progress = ""): Promise<void> {
+    this.publish({ files: (await listStoredFiles(this.scope)).map(entry), progress, problem });
   }
 
   private serial(task: () => Promise<void>): Promise<void> {
