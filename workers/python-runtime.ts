@@ -157,8 +157,15 @@ export class PythonRuntime implements PythonWorkerApi {
     } catch (error) {
       console.warn("Python's start-up snapshot could not be made.", error);
       return undefined;
+    } finally {
+      // Booting for a snapshot wraps the worker's globals in Pyodide's path-tracking proxy, through
+      // which getters such as `js.self.origin` fail: Python's `js` is the real global scope again.
+      this.pyodide.registerJsModule("js", globalThis);
+      (this.pyodide as unknown as { _api: { config: { jsglobals: unknown } } })._api.config.jsglobals = globalThis;
+      this.pyodide.runPython("import sys; sys.modules.pop('js', None)");
     }
   }
+
 
   /**
    * Pyodide's files all come through the page (its service worker serves them offline; the

@@ -73,12 +73,53 @@ async function readStored(key: string): Promise<Stored> {
   }
 }
 
+/** Releases this page's hold on making the snapshot (see {@link makeOrWait}). */
+let release: (() => void) | undefined;
+/** How long a page waits for another page's snapshot before it boots normally. */
+const WAIT_FOR_SNAPSHOT_MS = 30_000;
+
+/**
+ * With no snapshot stored, one page of the site makes it and the others wait for it: the
+ * widgets of one page all start together, and one normal boot then nine restores costs far
+ * less than ten normal boots side by side. Resolves true for the page that makes it.
+ */
+async function makeOrWait(key: string): Promise<boolean> {
+  const locks = typeof navigator !== "undefined" ? navigator.locks : undefined;
+  if (!locks || release) return !release;
+  const name = `kiln-python-snapshot ${key}`;
+  const maker = await new Promise<boolean>((resolve) => {
+    locks
+      .request(name, { ifAvailable: true }, (lock) => {
+        resolve(Boolean(lock));
+        // Held until this page's snapshot is stored, or its worker could not make one.
+        return lock ? new Promise<void>((done) => (release = done)) : undefined;
+      })
+      .catch(() => resolve(true));
+  });
+  if (!maker) {
+    const waited = locks.request(name, () => undefined).catch(() => undefined);
+    await Promise.race([waited, new Promise((resolve) => setTimeout(resolve, WAIT_FOR_SNAPSHOT_MS))]);
+  }
+  return maker;
+}
+
+/** This page is done making the snapshot (stored, or its worker could not start): other pages go on. */
+export function releaseSnapshotHold(): void {
+  release?.();
+  release = undefined;
+}
+
 /** What the next worker of this page starts from. Never rejects. */
 export async function offerSnapshot(workerUrl: string): Promise<SnapshotOffer> {
   const key = snapshotKey(workerUrl);
   if (!key) return { makeSnapshot: false, failures: 0 };
   stored ??= readStored(key);
-  const { snapshot, failures } = await stored;
+  let { snapshot, failures } = await stored;
+  if (!snapshot && failures < MAX_FAILED_RESTORES && !(await makeOrWait(key))) {
+    // Another page made it meanwhile (or gave up): read again.
+    stored = readStored(key);
+    ({ snapshot, failures } = await stored);
+  }
   // A worker whose restore fails boots normally and makes a new snapshot, until too many failed.
   return { makeSnapshot: failures < MAX_FAILED_RESTORES, failures, ...(snapshot ? { snapshot } : {}) };
 }
@@ -100,6 +141,7 @@ export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: Runtim
     storing = storing.then(() => keep(key, snapshot, failures));
     stored = undefined;
   }
+  void storing.then(releaseSnapshotHold);
   return rest;
 }
 

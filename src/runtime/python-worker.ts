@@ -12,7 +12,7 @@ import type {
   WorkerInit,
 } from "../../workers/python-api";
 import { allowList, checkFetchUrl, type AllowList } from "./fetch-allow-list";
-import { offerSnapshot, settleBoot } from "./boot-snapshot";
+import { releaseSnapshotHold, offerSnapshot, settleBoot } from "./boot-snapshot";
 import {
   isBoolean,
   isBytes,
@@ -305,6 +305,7 @@ export class WorkerHandle {
       const info = await this.api.init(snapshot && data ? { ...options, snapshot: { data, sha256: snapshot.sha256 } } : options);
       return settleBoot(workerUrl, offer, info);
     });
+    init.catch(releaseSnapshotHold);
     init.catch(() => undefined);
     this.ready = Promise.race([init, this.gone]);
     this.ready.catch(() => undefined);

@@ -408,6 +408,17 @@ counter = 10 ** 20`);
     capture();
   });
 
+  it("keeps a variable bound to None like any immutable value, and rebinds it", async () => {
+    await mustRun("nothing = None");
+    expect(Object.keys(capture().values)).toEqual(["nothing"]);
+    await mustRun("nothing = [1]");
+    expect(decoded(capture().values.nothing)).toBe("[1]");
+    await mustRun("nothing = None");
+    expect(Object.keys(capture().values)).toEqual(["nothing"]);
+    await mustRun("del nothing");
+    expect(capture().removed).toEqual(["nothing"]);
+  });
+
   it("holds a sys.monitoring tool id while it tracks, and gives it back", async () => {
     const toolOwners = () => py.runPython("import sys\n[sys.monitoring.get_tool(i) for i in range(6)]").toJs() as (string | undefined)[];
     expect(toolOwners()).toContain("kiln-state");

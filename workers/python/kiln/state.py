@@ -184,8 +184,11 @@ def _touched():
 
 # --- What changed -----------------------------------------------------------------------
 
+# Marks a mutable value in ``_known`` (None is an immutable value like any other).
+_MUTABLE = object()
+
 # What the page holds, as of the last capture: name -> (id, the object if it is immutable or a
-# module, else None); id -> names of the mutable values; module variables; the namespace's size.
+# module, else _MUTABLE); id -> names of the mutable values; module variables; the namespace's size.
 _known = {}
 _mutable = {}
 _modules = {}
@@ -210,7 +213,7 @@ def _namespace_size(namespace):
 def _forget(name):
     known = _known.pop(name, None)
     _modules.pop(name, None)
-    if known is not None and known[1] is None:
+    if known is not None and known[1] is _MUTABLE:
         names = _mutable[known[0]]
         names.discard(name)
         if not names:
@@ -225,7 +228,7 @@ def _remember(name, value):
     elif _immutable(value):
         _known[name] = (id(value), value)
     else:
-        _known[name] = (id(value), None)
+        _known[name] = (id(value), _MUTABLE)
         _mutable.setdefault(id(value), set()).add(name)
 
 
@@ -307,9 +310,9 @@ def _changed(namespace):
     for name in names:
         value = namespace[name]
         known = _known.get(name)
-        if known is None or known[0] != id(value) or (known[1] is not None and known[1] is not value):
+        if known is None or known[0] != id(value) or (known[1] is not _MUTABLE and known[1] is not value):
             changed.add(name)
-        elif known[1] is None:
+        elif known[1] is _MUTABLE:
             changed.add(name)  # a mutable value it touched, or any in a full capture
     if not full and names and _mutable:
         reached = _reachable([namespace[name] for name in names], _mutable, namespace)
