@@ -278,6 +278,6 @@ export interface PythonWorkerApi {
    * relative to the working directory; `..` never climbs out of the file system's root.
    */
   /** A Blob (a person's file) is read by the worker itself, so the page never holds its bytes. */
-  writeFile(path: string, data: string | Uint8Array | Blob, append?: boolean): Promise<void>;
+  writeFile(path: string, data: string | Uint8Array | Blob | ArrayBuffer, append?: boolean): Promise<void>;
   deleteFile(path: string): void;
 }

@@ -328,13 +328,13 @@ export class PythonRuntime implements PythonWorkerApi {
     return Comlink.transfer(bytes, [bytes.buffer as ArrayBuffer]);
   }
 
-  async writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
+  async writeFile(path: string, data: string | Uint8Array | Blob | ArrayBuffer, append = false): Promise<void> {
     const fs = this.pyodide.FS;
     const full = this.resolve(path);
     fs.mkdirTree(full.slice(0, full.lastIndexOf("/")));
-    if (data instanceof Blob) {
-      // Read here, off the page's thread; the file system keeps these bytes without copying them.
-      const bytes = new Uint8Array(await data.arrayBuffer());
+    if (data instanceof Blob || data instanceof ArrayBuffer) {
+      // A Blob is read here, off the page's thread; the file system keeps these bytes without copying them.
+      const bytes = new Uint8Array(await bytesOf(data));
       if (!append) {
         fs.writeFile(full, bytes, { canOwn: true });
         return;

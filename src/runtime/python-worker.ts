@@ -3,7 +3,6 @@ import workerUrl from "../../workers/python.worker.ts?worker&url";
 import hostUrl from "../host/python-host.ts?worker&url";
 import { HOST_SRCDOC } from "../host/host-bootstrap";
 import type {
-  FetchReply,
   HostCommand,
   HostStart,
   PythonWorkerApi,
@@ -11,12 +10,12 @@ import type {
   WorkerEvent,
   WorkerInit,
 } from "../../workers/python-api";
-import { allowList, checkFetchUrl, type AllowList } from "./fetch-allow-list";
+import { serveFetches } from "./worker-fetches";
 import { releaseSnapshotHold, offerSnapshot, settleBoot } from "./boot-snapshot";
 import {
+  dropped,
   isBoolean,
   isBytes,
-  isFetchRequest,
   isFileList,
   isHostReport,
   isImportReport,
@@ -67,11 +66,6 @@ function moduleSource(url: string): Promise<string> {
 }
 
 const BLOB_PROBE = "kiln: does this Blob arrive whole?";
-
-/** Logs what a worker sent that breaks the contract; the page never acts on it. */
-function dropped(what: string, value: unknown): void {
-  console.warn(`Kiln ignored a malformed ${what} from the Python worker.`, value);
-}
 
 /** `reply` when `guard` accepts it; otherwise the call fails (and the reply is logged). */
 async function checked<T>(what: string, reply: Promise<unknown>, guard: (value: unknown) => value is T): Promise<T> {
@@ -125,8 +119,8 @@ export class WorkerApi {
     return checked("readFile", this.remote.readFile(path), isBytes);
   }
   async writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
-    if (data instanceof Blob && !(await this.readsBlobs())) data = new Uint8Array(await data.arrayBuffer());
-    const payload = typeof data === "string" || data instanceof Blob ? data : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
+    const payload =
+      typeof data === "string" ? data : data instanceof Blob ? await this.portable(data) : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
     await this.remote.writeFile(path, payload, append);
   }
   async deleteFile(path: string): Promise<void> {
@@ -135,74 +129,6 @@ export class WorkerApi {
   release(): void {
     this.remote[Comlink.releaseProxy]();
   }
-}
-
-/**
- * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
- * GET, never with credentials; the answer is the response's bytes.
- */
-function serveFetches(port: MessagePort, allowed: AllowList, early: Map<string, Promise<Fetched>>, api: WorkerApi): void {
-  let inFlight = 0;
-  port.onmessage = async (event: MessageEvent<unknown>) => {
-    const request = event.data;
-    if (!isFetchRequest(request)) return dropped("fetch request", request);
-    const reply = (fields: Omit<FetchReply, "id">, transfer: Transferable[] = []) =>
-      port.postMessage({ id: request.id, ...fields } satisfies FetchReply, transfer);
-    const refuse = (error: string) => reply({ ok: false, status: 0, contentType: "", body: new Blob([]), error });
-    if (inFlight >= MAX_FETCHES_IN_FLIGHT) return refuse("refused, too many fetches at once");
-    const verdict = checkFetchUrl(request.url, allowed);
-    if (!verdict.ok) {
-      console.warn(`Kiln refused a fetch for the Python worker: ${verdict.reason}`);
-      return refuse(`refused, ${verdict.reason}`);
-    }
-    inFlight += 1;
-    try {
-      // Each early fetch answers one request (its bytes are handed over).
-      const started = early.get(verdict.url);
-      early.delete(verdict.url);
-      const file = await (started ?? fetchForWorker(verdict.url));
-      const body = await api.portable(file.body as Blob);
-      reply({ ...file, body }, body instanceof ArrayBuffer ? [body] : []);
-    } catch (error) {
-      refuse(error instanceof Error ? error.message : String(error));
-    } finally {
-      inFlight -= 1;
-    }
-  };
-}
-
-type Fetched = Omit<FetchReply, "id">;
-
-async function fetchForWorker(url: string): Promise<Fetched> {
-  const response = await fetch(url, { method: "GET", credentials: "omit", redirect: "error", referrerPolicy: "no-referrer" });
-  const body = await response.blob();
-  return { ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body };
-}
-
-/**
- * Pyodide's core files, fetched by the page as soon as a worker is made, while its frame and
- * worker start: the worker asks for these first, and finds them ready.
- */
-function fetchCoreEarly(config: WorkerConfig): Map<string, Promise<Fetched>> {
-  const index = pyodideIndexUrl();
-  const urls = [`${index}pyodide.asm.wasm`, `${index}python_stdlib.zip`, config.lockFileUrl || `${index}pyodide-lock.json`];
-  const early = new Map<string, Promise<Fetched>>();
-  for (const url of urls) {
-    const file = fetchForWorker(url);
-    file.catch(() => undefined);
-    early.set(url, file);
-  }
-  return early;
-}
-
-/** Fetches the page makes for one worker at a time (Pyodide loads a handful of files at once). */
-const MAX_FETCHES_IN_FLIGHT = 16;
-
-/** Where the page fetches for a worker of `config`: Pyodide's core, the package folder, the lock file and its folder. */
-function fetchAllowList(config: WorkerConfig): AllowList {
-  const folder = (url: string) => (url && !url.endsWith("/") ? `${url}/` : url);
-  const lockDir = config.lockFileUrl ? new URL(".", config.lockFileUrl).href : "";
-  return allowList([pyodideIndexUrl(), folder(config.packageBaseUrl), config.lockFileUrl, lockDir]);
 }
 
 /** How long a host frame may take to start its worker before the start counts as failed. */
@@ -249,7 +175,7 @@ export class WorkerHandle {
       if (isWorkerEvent(message.data)) this.onEvent(message.data);
       else dropped("event", message.data);
     };
-    serveFetches(fetches.port1, fetchAllowList(config), fetchCoreEarly(config), this.api);
+    serveFetches(fetches.port1, config, pyodideIndexUrl(), (body) => this.api.portable(body));
     const started = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("The Python sandbox frame did not start.")), HOST_START_TIMEOUT_MS);
       this.control.onmessage = (message: MessageEvent<unknown>) => {
@@ -301,12 +227,11 @@ export class WorkerHandle {
       const { snapshot, makeSnapshot } = offer;
       const sendBlobs = await this.api.readsBlobs();
       const options = { indexURL: pyodideIndexUrl(), lockFileURL: config.lockFileUrl, packageBaseUrl: config.packageBaseUrl, makeSnapshot, sendBlobs };
-      const data = snapshot && (await this.api.portable(snapshot.data as Blob));
+      const data = snapshot && (await this.api.portable(snapshot.data));
       const info = await this.api.init(snapshot && data ? { ...options, snapshot: { data, sha256: snapshot.sha256 } } : options);
       return settleBoot(workerUrl, offer, info);
     });
     init.catch(releaseSnapshotHold);
-    init.catch(() => undefined);
     this.ready = Promise.race([init, this.gone]);
     this.ready.catch(() => undefined);
     started.catch((error: unknown) => this.fail(error));

@@ -161,3 +161,8 @@ export function isHostStart(value: unknown): value is HostStart {
     fetch: isPort,
   });
 }
+
+/** Logs what a worker sent that breaks the contract; the page never acts on it. */
+export function dropped(what: string, value: unknown): void {
+  console.warn(`Kiln ignored a malformed ${what} from the Python worker.`, value);
+}

@@ -1,0 +1,83 @@
+/**
+ * The page's side of a Python worker's fetch port: Pyodide's files and packages, fetched by the
+ * page for the worker (whose own network may be off), under an allow-list.
+ */
+import type { FetchReply } from "../../workers/python-api";
+import { allowList, checkFetchUrl, type AllowList } from "./fetch-allow-list";
+import type { WorkerConfig } from "./python-worker";
+import { dropped, isFetchRequest } from "./worker-guards";
+
+/**
+ * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
+ * GET, never with credentials; the answer is the response's bytes.
+ */
+export function serveFetches(
+  port: MessagePort,
+  config: WorkerConfig,
+  indexUrl: string,
+  portable: (body: Blob) => Promise<Blob | ArrayBuffer>,
+): void {
+  const allowed = fetchAllowList(config, indexUrl);
+  const early = fetchCoreEarly(config, indexUrl);
+  let inFlight = 0;
+  port.onmessage = async (event: MessageEvent<unknown>) => {
+    const request = event.data;
+    if (!isFetchRequest(request)) return dropped("fetch request", request);
+    const reply = (fields: Omit<FetchReply, "id">, transfer: Transferable[] = []) =>
+      port.postMessage({ id: request.id, ...fields } satisfies FetchReply, transfer);
+    const refuse = (error: string) => reply({ ok: false, status: 0, contentType: "", body: new Blob([]), error });
+    if (inFlight >= MAX_FETCHES_IN_FLIGHT) return refuse("refused, too many fetches at once");
+    const verdict = checkFetchUrl(request.url, allowed);
+    if (!verdict.ok) {
+      console.warn(`Kiln refused a fetch for the Python worker: ${verdict.reason}`);
+      return refuse(`refused, ${verdict.reason}`);
+    }
+    inFlight += 1;
+    try {
+      // Each early fetch answers one request (its bytes are handed over).
+      const started = early.get(verdict.url);
+      early.delete(verdict.url);
+      const file = await (started ?? fetchForWorker(verdict.url));
+      const body = await portable(file.body);
+      reply({ ...file, body }, body instanceof ArrayBuffer ? [body] : []);
+    } catch (error) {
+      refuse(error instanceof Error ? error.message : String(error));
+    } finally {
+      inFlight -= 1;
+    }
+  };
+}
+
+type Fetched = Omit<FetchReply, "id" | "body"> & { body: Blob };
+
+async function fetchForWorker(url: string): Promise<Fetched> {
+  const response = await fetch(url, { method: "GET", credentials: "omit", redirect: "error", referrerPolicy: "no-referrer" });
+  const body = await response.blob();
+  return { ok: response.ok, status: response.status, contentType: response.headers.get("content-type") ?? "", body };
+}
+
+/**
+ * Pyodide's core files, fetched by the page as soon as a worker is made, while its frame and
+ * worker start: the worker asks for these first, and finds them ready.
+ */
+function fetchCoreEarly(config: WorkerConfig, index: string): Map<string, Promise<Fetched>> {
+  const urls = [`${index}pyodide.asm.wasm`, `${index}python_stdlib.zip`, config.lockFileUrl || `${index}pyodide-lock.json`];
+  const early = new Map<string, Promise<Fetched>>();
+  for (const url of urls) {
+    const file = fetchForWorker(url);
+    file.catch(() => undefined);
+    early.set(url, file);
+  }
+  return early;
+}
+
+/** Fetches the page makes for one worker at a time (Pyodide loads a handful of files at once). */
+const MAX_FETCHES_IN_FLIGHT = 16;
+
+/** Where the page fetches for a worker of `config`: Pyodide's core, the package folder, the lock file and its folder. */
+function fetchAllowList(config: WorkerConfig, indexUrl: string): AllowList {
+  const folder = (url: string) => (url && !url.endsWith("/") ? `${url}/` : url);
+  const lockDir = config.lockFileUrl ? new URL(".", config.lockFileUrl).href : "";
+  return allowList([indexUrl, folder(config.packageBaseUrl), config.lockFileUrl, lockDir]);
+}
+
