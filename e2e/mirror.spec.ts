@@ -6,9 +6,8 @@ import path from "node:path";
 import { expect, test } from "./support/fixtures";
 import { PACKAGE_BASE, servePackages } from "./support/package-fixtures";
 import { openPlayground, output, run } from "./support/playground";
+import { freePort } from "./support/ports";
 import { saveSettings } from "./support/settings";
-
-const MIRROR_PORT = 4182;
 
 test("npm run mirror makes a folder that Kiln loads packages from", async ({ page }) => {
   const out = mkdtempSync(path.join(tmpdir(), "kiln-mirror-"));
@@ -19,8 +18,10 @@ test("npm run mirror makes a folder that Kiln loads packages from", async ({ pag
     expect(readdirSync(out).sort()).toEqual(
       expect.arrayContaining(["pyodide-lock.json", expect.stringMatching(/^kilntiny-.*\.whl$/), expect.stringMatching(/^kilntinydep-.*\.whl$/)]),
     );
-    server = await servePackages(out, MIRROR_PORT);
-    const mirror = `http://127.0.0.1:${MIRROR_PORT}/`;
+    // A port chosen now, never one another server may hold.
+    const port = await freePort();
+    server = await servePackages(out, port);
+    const mirror = `http://127.0.0.1:${port}/`;
     await openPlayground(page);
     await saveSettings(page, { "Package download URL": mirror, "Lock file URL": `${mirror}pyodide-lock.json` });
     await page.getByRole("button", { name: "Restart" }).click();
