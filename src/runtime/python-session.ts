@@ -9,7 +9,7 @@ import type {
   WorkerEvent,
   WorkerRunOutcome,
 } from "../../workers/python-api";
-import { takeWorker, warmSpare, type WorkerConfig, type WorkerHandle } from "./python-worker";
+import { takeWorker, warmSpare, warmSpareLater, type WorkerConfig, type WorkerHandle } from "./python-worker";
 
 export interface SessionConfig extends WorkerConfig {
   /** Per-run output cap in bytes. */
@@ -26,11 +26,18 @@ export interface SessionConfig extends WorkerConfig {
 }
 
 /**
- * How long Python gets to notice SIGINT before its worker is replaced. A pure-Python loop
- * notices within milliseconds (Pyodide clears the signal when it does); code stuck in C
- * never does.
+ * How long Python gets to notice SIGINT before its worker is replaced. Pyodide looks at the
+ * signal every 50 ticks of the interpreter and clears it when it does, so a pure-Python loop
+ * notices within microseconds of having the processor; code stuck in C never does. The page
+ * asks every {@link INTERRUPT_POLL_MS}, and counts only the time between prompt answers: a
+ * machine too busy to answer may not have given Python a turn either.
  */
-export const HARD_STOP_GRACE_MS = 120;
+export const HARD_STOP_GRACE_MS = 30;
+const INTERRUPT_POLL_MS = 5;
+/** The hard stop comes after this long however busy the machine is. */
+const BUSY_HARD_STOP_GRACE_MS = 1000;
+/** After a replacement, the next spare waits this long, so the restore and the next run go first. */
+const SPARE_AFTER_RECOVERY_MS = 250;
 /** Once Python has noticed SIGINT, how long it gets to finish unwinding (or stop ignoring it). */
 export const UNWIND_GRACE_MS = 3000;
 /** Workers lost in a row (crashes with no good run between) before the saved state is given up. */
@@ -183,13 +190,25 @@ export class PythonSession {
     const hardStop = () => {
       if (this.active === run && this.current === worker) worker.terminate("Python did not stop, so its worker was replaced.");
     };
-    run.hardStop = setTimeout(async () => {
-      const pending = await worker.interruptPending();
-      if (this.active !== run) return;
+    const sent = performance.now();
+    let answered = sent;
+    let calm = 0;
+    const check = async () => {
+      const pending = await worker.interruptPending().catch(() => true);
+      if (this.active !== run || this.current !== worker) return;
       // Seen but not finished yet (a slow unwind, a busy machine): give it longer.
-      if (!pending || run.cancelled) run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
-      else hardStop();
-    }, HARD_STOP_GRACE_MS);
+      if (!pending || run.cancelled) {
+        run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
+        return;
+      }
+      // Only a prompt answer counts: on a machine too busy to answer, Python may not have had a turn.
+      const now = performance.now();
+      if (now - answered <= 2 * INTERRUPT_POLL_MS) calm += now - answered;
+      answered = now;
+      if (calm >= HARD_STOP_GRACE_MS || now - sent >= BUSY_HARD_STOP_GRACE_MS) hardStop();
+      else run.hardStop = setTimeout(() => void check(), INTERRUPT_POLL_MS);
+    };
+    run.hardStop = setTimeout(() => void check(), INTERRUPT_POLL_MS);
   }
 
   /** The state a replacement worker (or a reload) would bring back. */
@@ -267,15 +286,19 @@ export class PythonSession {
     for (const listener of this.listeners) listener(state);
   }
 
-  /** Make `worker` this session's: route its events, follow its start-up and its death. */
-  private adopt(worker: WorkerHandle, message: string): WorkerHandle {
+  /**
+   * Make `worker` this session's: route its events, follow its start-up and its death.
+   * Once it is ready the next spare starts loading, unless `spare` is "later" (the caller
+   * starts it once its own work is done).
+   */
+  private adopt(worker: WorkerHandle, message: string, spare: "on-ready" | "later" = "on-ready"): WorkerHandle {
     worker.onEvent = (event) => this.onWorkerEvent(worker, event);
     this.setState({ kind: "loading", message });
     this.whenReady(worker).then(
       (info) => {
         if (this.current !== worker) return;
         if (!this.active) this.setState({ kind: "ready", info });
-        if (this.config.spare !== "on-first-run" || this.runs > 0) warmSpare(this.config);
+        if (spare === "on-ready" && this.wantsSpare()) warmSpare(this.config);
       },
       (error: unknown) => {
         if (this.current === worker) this.setState({ kind: "error", message: `Python could not start: ${describe(error)}` });
@@ -290,9 +313,13 @@ export class PythonSession {
     return worker;
   }
 
-  private swap(message: string): WorkerHandle {
+  private wantsSpare(): boolean {
+    return !this.disposed && (this.config.spare !== "on-first-run" || this.runs > 0);
+  }
+
+  private swap(message: string, spare?: "later"): WorkerHandle {
     this.current.terminate();
-    this.current = this.adopt(takeWorker(this.config), message);
+    this.current = this.adopt(takeWorker(this.config), message, spare);
     return this.current;
   }
 
@@ -303,7 +330,7 @@ export class PythonSession {
    */
   private async recover(message = "Python stopped; restoring your variables…"): Promise<RestoreReport> {
     if (this.lossesInRow >= MAX_LOSSES_BEFORE_RESET) return this.startAfresh();
-    const worker = this.swap(message);
+    const worker = this.swap(message, "later");
     try {
       await this.whenReady(worker);
       const report = await worker.api.restore(this.snapshot);
@@ -311,6 +338,9 @@ export class PythonSession {
       return report;
     } catch {
       return this.current === worker && !this.disposed ? this.startAfresh() : { kept: [], lost: [...this.snapshot.names].sort() };
+    } finally {
+      // The next spare shares the processor with the restore and the run that follows it: it waits.
+      warmSpareLater(this.config, SPARE_AFTER_RECOVERY_MS, () => this.wantsSpare());
     }
   }
 

@@ -321,7 +321,23 @@ export function warmSpare(config: WorkerConfig): void {
   });
 }
 
-/** Resolves once every spare has loaded (for benchmarks and tests that time recovery). */
+/** Spares that will start loading after a wait. */
+const dueSpares = new Set<Promise<void>>();
+
+/** {@link warmSpare} after `delayMs`, if `wanted()` still says so then. */
+export function warmSpareLater(config: WorkerConfig, delayMs: number, wanted: () => boolean): void {
+  const due = new Promise<void>((resolve) =>
+    setTimeout(() => {
+      if (wanted()) warmSpare(config);
+      dueSpares.delete(due);
+      resolve();
+    }, delayMs),
+  );
+  dueSpares.add(due);
+}
+
+/** Resolves once every spare, including those due to start, has loaded (for benchmarks and tests that time recovery). */
 export async function sparesReady(): Promise<void> {
+  while (dueSpares.size) await Promise.all(dueSpares);
   await Promise.allSettled([...spares.values()].map((spare) => spare.ready));
 }
