@@ -10,6 +10,7 @@ import type { HostCommand, HostReport, HostStart, WorkerStart } from "../../work
 import { isHostStart } from "../runtime/worker-guards";
 import { answerStdin, createInterruptBuffer, createStdinBuffer, requestInterrupt } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
+import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
 
 // The bootstrap keeps the page's start message (it checked that the page sent it).
 const message: unknown = (globalThis as { kilnHostStart?: unknown }).kilnHostStart;
@@ -23,17 +24,6 @@ function start(message: HostStart): void {
   const shared = capabilities.sharedMemory;
   const interruptBuffer = shared ? createInterruptBuffer() : undefined;
   const stdinBuffer = shared ? createStdinBuffer() : undefined;
-  let worker: Worker;
-  try {
-    worker = new Worker(`data:text/javascript,${encodeURIComponent(message.source)}`, { type: "module", name: "kiln-python" });
-  } catch (error) {
-    report({ type: "worker-error", message: `The Python worker could not start: ${String(error)}` });
-    return;
-  }
-  worker.addEventListener("error", (event) => {
-    event.preventDefault();
-    report({ type: "worker-error", message: event.message || "The Python worker stopped unexpectedly." });
-  });
   const start: WorkerStart = {
     kilnPort: message.kilnPort,
     events: message.events,
@@ -41,7 +31,31 @@ function start(message: HostStart): void {
     ...(interruptBuffer ? { interruptBuffer } : {}),
     ...(stdinBuffer ? { stdinBuffer } : {}),
   };
-  worker.postMessage(start, [message.kilnPort, message.events, message.fetch]);
+  let worker: Worker | undefined;
+  const launch = (url: string, then: (started: Worker) => void) => {
+    try {
+      worker = new Worker(url, { type: "module", name: "kiln-python" });
+    } catch (error) {
+      report({ type: "worker-error", message: `The Python worker could not start: ${String(error)}` });
+      return;
+    }
+    worker.addEventListener("error", (event) => {
+      event.preventDefault();
+      report({ type: "worker-error", message: event.message || "The Python worker stopped unexpectedly." });
+    });
+    then(worker);
+  };
+  const begin = (loaded: Worker) => loaded.postMessage(start, [message.kilnPort, message.events, message.fetch]);
+  // The worker's code from a `blob:` URL where the engine allows it, else as a `data:` URL.
+  launch(WORKER_BOOTSTRAP_URL, (bootstrap) => {
+    bootstrap.addEventListener("message", function loaded(event: MessageEvent<{ kilnBootstrap?: string } | null>) {
+      bootstrap.removeEventListener("message", loaded);
+      if (event.data?.kilnBootstrap === "loaded") return begin(bootstrap);
+      bootstrap.terminate();
+      launch(`data:text/javascript,${encodeURIComponent(message.source)}`, begin);
+    });
+    bootstrap.postMessage(message.source);
+  });
   control.onmessage = (event: MessageEvent<HostCommand>) => {
     const command = event.data;
     switch (command?.type) {
@@ -58,7 +72,7 @@ function start(message: HostStart): void {
         report({ type: "answer", id: command.id, value: !interruptBuffer || Atomics.load(new Int32Array(interruptBuffer), 0) !== 0 });
         return;
       case "terminate":
-        worker.terminate();
+        worker?.terminate();
         return;
       case "answer-input":
         if (stdinBuffer) answerStdin(stdinBuffer, typeof command.text === "string" ? command.text : null);
