@@ -24,6 +24,20 @@ export function pageFetchOver(port: MessagePort): PageFetch {
 }
 
 /**
+ * `pageFetch`, with `urls` asked for at once: the first request for each is answered by that
+ * early ask (Pyodide's core files, asked for while the worker checks its snapshot).
+ */
+export function askEarly(pageFetch: PageFetch, urls: string[]): PageFetch {
+  const early = new Map(urls.map((url) => [url, pageFetch(url)]));
+  for (const file of early.values()) file.catch(() => undefined);
+  return (url) => {
+    const file = early.get(url);
+    early.delete(url);
+    return file ?? pageFetch(url);
+  };
+}
+
+/**
  * `fetch` for Pyodide's files and packages goes through the page (see {@link PageFetch});
  * everything else, such as Python's own requests, goes to the network as before (where the
  * frame's policy allows it).

@@ -22,10 +22,10 @@ import type {
 } from "./python-api";
 import { expectStdin, waitForStdin } from "./shared-buffers";
 import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
-import { bytesOf, pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
+import { askEarly, bytesOf, pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
 // Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
-// page hands over as a `data:` URL): nothing is imported at run time, which an opaque-origin
-// worker cannot do from `blob:` URLs in every engine (WebKit refuses them).
+// page hands over as text, see src/host/host-bootstrap.ts): nothing is imported at run time,
+// which an opaque-origin worker cannot do from the app's origin.
 import { loadPyodide } from "pyodide";
 import createPyodideModule from "pyodide/pyodide.asm.mjs";
 
@@ -86,7 +86,7 @@ export class PythonRuntime implements PythonWorkerApi {
   private readonly interrupt: Int32Array | undefined;
   private readonly stdinBuffer: SharedArrayBuffer | undefined;
   private readonly events: MessagePort;
-  private readonly pageFetch: PageFetch;
+  private pageFetch: PageFetch;
   private readonly batcher: OutputBatcher;
   /** Import name → lock file package providing it. */
   private lockImports = new Map<string, string>();
@@ -106,6 +106,8 @@ export class PythonRuntime implements PythonWorkerApi {
   }
 
   async init(options: WorkerInit): Promise<RuntimeInfo> {
+    const { indexURL, lockFileURL } = options;
+    this.pageFetch = askEarly(this.pageFetch, [`${indexURL}pyodide.asm.wasm`, `${indexURL}python_stdlib.zip`, lockFileURL || `${indexURL}pyodide-lock.json`]);
     const { boot, note } = await this.boot(options);
     this.initFilesystem();
     this.initPackageIndex();
