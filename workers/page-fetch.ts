@@ -24,11 +24,10 @@ export function pageFetchOver(port: MessagePort): PageFetch {
 }
 
 /**
- * `pageFetch`, with `urls` asked for at once: the first request for each is answered by that
- * early ask (Pyodide's core files, asked for while the worker checks its snapshot).
+ * `pageFetch`, where the first request for each URL of `early` is answered by the ask already
+ * made (Pyodide's core files, asked for while the worker checks its snapshot).
  */
-export function askEarly(pageFetch: PageFetch, urls: string[]): PageFetch {
-  const early = new Map(urls.map((url) => [url, pageFetch(url)]));
+export function askEarly(pageFetch: PageFetch, early: Map<string, Promise<FetchedFile>>): PageFetch {
   for (const file of early.values()) file.catch(() => undefined);
   return (url) => {
     const file = early.get(url);

@@ -23,6 +23,7 @@ import type {
 import { expectStdin, waitForStdin } from "./shared-buffers";
 import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
 import { askEarly, bytesOf, pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
+import { compileEarly, withCompiledWasm } from "./wasm-early";
 // Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
 // page hands over as text, see src/host/host-bootstrap.ts): nothing is imported at run time,
 // which an opaque-origin worker cannot do from the app's origin.
@@ -87,6 +88,8 @@ export class PythonRuntime implements PythonWorkerApi {
   private readonly stdinBuffer: SharedArrayBuffer | undefined;
   private readonly events: MessagePort;
   private pageFetch: PageFetch;
+  /** Pyodide's WebAssembly, compiled while the snapshot is checked (see wasm-early.ts). */
+  private compiledWasm: Promise<WebAssembly.Module | undefined> = Promise.resolve(undefined);
   private readonly batcher: OutputBatcher;
   /** Import name → lock file package providing it. */
   private lockImports = new Map<string, string>();
@@ -107,7 +110,11 @@ export class PythonRuntime implements PythonWorkerApi {
 
   async init(options: WorkerInit): Promise<RuntimeInfo> {
     const { indexURL, lockFileURL } = options;
-    this.pageFetch = askEarly(this.pageFetch, [`${indexURL}pyodide.asm.wasm`, `${indexURL}python_stdlib.zip`, lockFileURL || `${indexURL}pyodide-lock.json`]);
+    const wasm = `${indexURL}pyodide.asm.wasm`;
+    const core = [wasm, `${indexURL}python_stdlib.zip`, lockFileURL || `${indexURL}pyodide-lock.json`];
+    const early = new Map(core.map((url) => [url, this.pageFetch(url)]));
+    this.compiledWasm = compileEarly(early.get(wasm)!);
+    this.pageFetch = askEarly(this.pageFetch, early);
     const { boot, note } = await this.boot(options);
     this.initFilesystem();
     this.initPackageIndex();
@@ -177,14 +184,16 @@ export class PythonRuntime implements PythonWorkerApi {
     const { pageFetch } = this;
     const lockDir = options.lockFileURL ? new URL(".", options.lockFileURL).href : "";
     routeFetchesThroughPage(pageFetch, [options.indexURL, options.packageBaseUrl, options.lockFileURL, lockDir]);
-    this.pyodide = await loadPyodide({
-      createPyodideModule,
-      indexURL: options.indexURL,
-      ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
-      packageBaseUrl: options.packageBaseUrl,
-      env: { HOME: WORKING_DIRECTORY, MPLBACKEND: "module://kiln.mpl_backend" },
-      ...snapshot,
-    });
+    this.pyodide = await withCompiledWasm(this.compiledWasm, () =>
+      loadPyodide({
+        createPyodideModule,
+        indexURL: options.indexURL,
+        ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
+        packageBaseUrl: options.packageBaseUrl,
+        env: { HOME: WORKING_DIRECTORY, MPLBACKEND: "module://kiln.mpl_backend" },
+        ...snapshot,
+      }),
+    );
     // Pyodide's internal hook for fatal errors: without it a dead interpreter looks busy.
     (this.pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
       this.post({ type: "fatal", message: fatalMessage(error) });

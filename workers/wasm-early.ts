@@ -1,0 +1,36 @@
+import type { FetchedFile } from "./python-api";
+
+/**
+ * Pyodide's WebAssembly module, compiled as soon as its bytes arrive: while the worker reads
+ * and checks its snapshot, instead of after (Pyodide compiles only once it has the snapshot).
+ * Undefined if it cannot be compiled here; Pyodide then compiles it itself.
+ */
+export function compileEarly(file: Promise<FetchedFile>): Promise<WebAssembly.Module | undefined> {
+  return file
+    .then(({ ok, body }) =>
+      ok ? WebAssembly.compileStreaming(new Response(body, { headers: { "content-type": "application/wasm" } })) : undefined,
+    )
+    .catch(() => undefined);
+}
+
+type Instantiate = typeof WebAssembly.instantiateStreaming;
+
+/**
+ * Runs `boot` (Pyodide's start-up) with its one `WebAssembly.instantiateStreaming` call
+ * answered from `compiled`, then puts the browser's own function back.
+ */
+export async function withCompiledWasm<T>(compiled: Promise<WebAssembly.Module | undefined>, boot: () => Promise<T>): Promise<T> {
+  const wasm = WebAssembly as { instantiateStreaming: Instantiate };
+  const original = wasm.instantiateStreaming;
+  wasm.instantiateStreaming = async (source, imports) => {
+    wasm.instantiateStreaming = original;
+    const module = await compiled;
+    if (!module) return original(source, imports);
+    return { module, instance: await WebAssembly.instantiate(module, imports) };
+  };
+  try {
+    return await boot();
+  } finally {
+    wasm.instantiateStreaming = original;
+  }
+}
