@@ -40,7 +40,9 @@ async function waitFor(page: EnginePage, expression: string, timeout = 90_000): 
 
 const OUTPUT = `document.querySelector("[aria-label=Output]")`;
 const statusText = `(document.querySelector("[role=status]")?.textContent || "")`;
-const outputText = `(${OUTPUT}?.innerText || "")`;
+// The DOM's text, not innerText: output under \`content-visibility: auto\` has no rendered text
+// until the frame after it arrives, so innerText read at once can be "" in Firefox.
+const outputText = `(${OUTPUT}?.textContent || "")`;
 const finishedRuns = `Number(${OUTPUT}?.getAttribute("data-finished-runs") || 0)`;
 
 function button(name: string): string {
