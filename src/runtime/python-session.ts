@@ -5,11 +5,11 @@ import type {
   RunResult,
   RuntimeInfo,
   SessionSnapshot,
-  StateCapture,
   WorkerEvent,
   WorkerRunOutcome,
 } from "../../workers/python-api";
 import { takeWorker, warmSpare, warmSpareLater, type WorkerConfig, type WorkerHandle } from "./python-worker";
+import { emptySnapshot, merged } from "./session-state";
 
 export interface SessionConfig extends WorkerConfig {
   /** Per-run output cap in bytes. */
@@ -72,17 +72,6 @@ interface ActiveRun {
   /** Characters of output and displays received, checked against the page's own cap. */
   receivedChars: number;
 }
-
-const nameSets = new WeakMap<string[], Set<string>>();
-
-/** The names as a set, made once per list (a list of names is never changed once made). */
-function namesOf(names: string[]): Set<string> {
-  let set = nameSets.get(names);
-  if (!set) nameSets.set(names, (set = new Set(names)));
-  return set;
-}
-
-const emptySnapshot = (): SessionSnapshot => ({ cells: [], names: [], values: {}, modules: {}, counter: 0 });
 
 /**
  * A Python interpreter on the page's side, one run at a time. State persists between runs
@@ -373,36 +362,6 @@ export class PythonSession {
     else this.active?.handlers.onEvent?.(event);
   }
 
-  /**
-   * Merge a run's capture (only what changed) into the saved state. Unchanged values are kept
-   * by reference, never copied, and a run that changed nothing leaves the snapshot's names and
-   * values as they were; values of deleted, dropped or now-module names go.
-   */
-  private remember(capture: StateCapture): void {
-    const { names: listed, removed, values: changed, modules, dropped, cell, counter } = capture;
-    const previous = this.snapshot;
-    const cells = cell ? [...previous.cells, cell] : previous.cells;
-    const known = namesOf(previous.names);
-    const added = [...Object.keys(changed), ...dropped, ...Object.keys(modules)].filter((name) => !known.has(name));
-    let names = previous.names;
-    if (listed) names = listed;
-    else if (removed.length || added.length) {
-      const gone = new Set(removed);
-      names = [...previous.names.filter((name) => !gone.has(name)), ...new Set(added)];
-    }
-    const stale = [...removed, ...dropped, ...Object.keys(modules)].filter((name) => Object.hasOwn(previous.values, name));
-    let values = previous.values;
-    if (listed || stale.length || Object.keys(changed).length) {
-      values = { ...previous.values, ...changed };
-      for (const name of stale) if (!Object.hasOwn(changed, name)) delete values[name];
-      if (listed) {
-        const keep = namesOf(listed);
-        for (const name of Object.keys(values)) if (!keep.has(name)) delete values[name];
-      }
-    }
-    this.snapshot = { cells, names, values, modules, counter };
-  }
-
   private async execute(code: string, handlers: RunHandlers): Promise<RunResult> {
     const started = performance.now();
     const worker = this.current;
@@ -447,7 +406,7 @@ export class PythonSession {
         worker.gone,
       ]);
       const { result, capture } = outcome;
-      if (capture) this.remember(capture);
+      if (capture) this.snapshot = merged(this.snapshot, capture);
       this.lossesInRow = 0;
       return result.status === "interrupted" ? { ...result, status: stopped() } : result;
     } catch (error) {
