@@ -23,6 +23,11 @@ export function pageFetchOver(port: MessagePort): PageFetch {
     });
 }
 
+/** Pyodide's core files, which every start needs first: the page fetches them early, the worker asks for them early. */
+export function pyodideCoreFiles(indexUrl: string, lockFileUrl: string | undefined): string[] {
+  return [`${indexUrl}pyodide.asm.wasm`, `${indexUrl}python_stdlib.zip`, lockFileUrl || `${indexUrl}pyodide-lock.json`];
+}
+
 /**
  * `pageFetch`, where the first request for each URL of `early` is answered by the ask already
  * made (Pyodide's core files, asked for while the worker checks its snapshot).

@@ -22,7 +22,7 @@ import type {
 } from "./python-api";
 import { expectStdin, waitForStdin } from "./shared-buffers";
 import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
-import { askEarly, bytesOf, pageFetchOver, routeFetchesThroughPage } from "./page-fetch";
+import { askEarly, bytesOf, pageFetchOver, pyodideCoreFiles, routeFetchesThroughPage } from "./page-fetch";
 import { compileEarly, withCompiledWasm } from "./wasm-early";
 // Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
 // page hands over as text, see src/host/host-bootstrap.ts): nothing is imported at run time,
@@ -109,10 +109,8 @@ export class PythonRuntime implements PythonWorkerApi {
   }
 
   async init(options: WorkerInit): Promise<RuntimeInfo> {
-    const { indexURL, lockFileURL } = options;
-    const wasm = `${indexURL}pyodide.asm.wasm`;
-    const core = [wasm, `${indexURL}python_stdlib.zip`, lockFileURL || `${indexURL}pyodide-lock.json`];
-    const early = new Map(core.map((url) => [url, this.pageFetch(url)]));
+    const [wasm, ...others] = pyodideCoreFiles(options.indexURL, options.lockFileURL);
+    const early = new Map([wasm, ...others].map((url) => [url, this.pageFetch(url)]));
     this.compiledWasm = compileEarly(early.get(wasm)!);
     this.pageFetch = askEarly(this.pageFetch, early);
     const { boot, note } = await this.boot(options);

@@ -6,6 +6,7 @@ import type { FetchReply } from "../../workers/python-api";
 import { allowList, checkFetchUrl, type AllowList } from "./fetch-allow-list";
 import type { WorkerConfig } from "./python-worker";
 import { dropped, isFetchRequest } from "./worker-guards";
+import { pyodideCoreFiles } from "../../workers/page-fetch";
 
 /**
  * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
@@ -61,9 +62,8 @@ async function fetchForWorker(url: string): Promise<Fetched> {
  * worker start: the worker asks for these first, and finds them ready.
  */
 function fetchCoreEarly(config: WorkerConfig, index: string): Map<string, Promise<Fetched>> {
-  const urls = [`${index}pyodide.asm.wasm`, `${index}python_stdlib.zip`, config.lockFileUrl || `${index}pyodide-lock.json`];
   const early = new Map<string, Promise<Fetched>>();
-  for (const url of urls) {
+  for (const url of pyodideCoreFiles(index, config.lockFileUrl)) {
     const file = fetchForWorker(url);
     file.catch(() => undefined);
     early.set(url, file);
