@@ -1,4 +1,5 @@
 import type { Page } from "@playwright/test";
+import { createXXHash64 } from "hash-wasm";
 import { expect, test } from "./support/test";
 import { openPlayground, output, run } from "./support/playground";
 import {
@@ -20,21 +21,36 @@ function boot(page: Page) {
   return page.getByRole("status").filter({ hasText: "Python ready" });
 }
 
-/** The stored snapshots: URL, size, the checksum kept with each, whether it matches, and the first byte. */
-function storedSnapshots(page: Page) {
-  return page.evaluate(async (name) => {
+/** xxHash64 of the bytes of a `data:` URL, taken here as the worker takes it. */
+async function checksumOf(dataUrl: string): Promise<string> {
+  const bytes = Buffer.from(dataUrl.slice(dataUrl.indexOf(",") + 1), "base64");
+  return (await createXXHash64()).init().update(bytes).digest("hex");
+}
+
+/** The stored snapshots: URL, size, the checksum kept with each, the content's own, whether they match, and the first byte. */
+async function storedSnapshots(page: Page) {
+  const stored = await page.evaluate(async (name) => {
     const cache = await caches.open(name);
     return Promise.all(
       (await cache.keys()).map(async (request) => {
         const response = (await cache.match(request))!;
-        const bytes = new Uint8Array(await response.arrayBuffer());
-        const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-        const sha256 = response.headers.get("x-kiln-sha256");
-        const matches = sha256 === Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-        return { url: request.url, size: bytes.length, sha256, matches, first: bytes[0] };
+        const blob = await response.blob();
+        const bytes = new Uint8Array(await blob.arrayBuffer());
+        const dataUrl = await new Promise<string>((resolve) => {
+          const reader = new FileReader();
+          reader.onload = () => resolve(reader.result as string);
+          reader.readAsDataURL(blob);
+        });
+        return { url: request.url, size: bytes.length, checksum: response.headers.get("x-kiln-checksum"), first: bytes[0], dataUrl };
       }),
     );
   }, CACHE);
+  return Promise.all(
+    stored.map(async ({ dataUrl, ...rest }) => {
+      const actual = await checksumOf(dataUrl);
+      return { ...rest, actual, matches: rest.checksum === actual };
+    }),
+  );
 }
 
 /** Wait until the first boot's snapshot is stored. */
@@ -51,19 +67,26 @@ async function damageSnapshot(page: Page, how: "bytes" | "content") {
       const [request] = await cache.keys();
       const response = (await cache.match(request))!;
       const bytes = new Uint8Array(await response.arrayBuffer());
-      const headers = new Headers(response.headers);
-      if (how === "bytes") {
-        // Damaged on disk: the checksum no longer matches.
-        bytes[bytes.length >> 1] ^= 0xff;
-      } else {
-        // Intact as stored, but not a snapshot Pyodide can restore (wrong magic number).
-        bytes.fill(7, 0, 64);
-        const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-        headers.set("x-kiln-sha256", Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join(""));
-      }
-      await cache.put(request, new Response(bytes, { headers }));
+      // "bytes": damaged on disk, so the checksum no longer matches; "content": not a
+      // snapshot Pyodide can restore (wrong magic number), with its checksum made to match below.
+      if (how === "bytes") bytes[bytes.length >> 1] ^= 0xff;
+      else bytes.fill(7, 0, 64);
+      await cache.put(request, new Response(bytes, { headers: response.headers }));
     },
     { name: CACHE, how },
+  );
+  if (how === "bytes") return;
+  const [{ actual: checksum }] = await storedSnapshots(page);
+  await page.evaluate(
+    async ({ name, checksum }) => {
+      const cache = await caches.open(name);
+      const [request] = await cache.keys();
+      const response = (await cache.match(request))!;
+      const headers = new Headers(response.headers);
+      headers.set("x-kiln-checksum", checksum);
+      await cache.put(request, new Response(await response.blob(), { headers }));
+    },
+    { name: CACHE, checksum },
   );
 }
 

@@ -64,7 +64,7 @@ export interface WorkerInit {
    * A memory snapshot of a booted interpreter to start from (see src/runtime/boot-snapshot.ts),
    * with the SHA-256 (hex) it was stored with: the worker reads and checks it off the page's thread.
    */
-  snapshot?: { data: Blob | ArrayBuffer; sha256: string };
+  snapshot?: { data: Blob | ArrayBuffer; checksum: string };
   /** Whether a worker that boots normally sends back a snapshot of itself, made before it runs anything. */
   makeSnapshot?: boolean;
   /** Whether Blobs sent to the page arrive whole (see {@link PythonWorkerApi.readsBlob}); else bytes. */
@@ -221,7 +221,7 @@ export interface RuntimeInfo {
   /** Why a snapshot was not used (boot "fallback"). */
   bootNote?: string;
   /** A snapshot of the booted interpreter, when asked for one, with its SHA-256 (hex); the page keeps it. */
-  snapshot?: { data: Blob | Uint8Array; sha256: string };
+  snapshot?: { data: Blob | Uint8Array; checksum: string };
 }
 
 /** A cell's top-level imports (those not guarded by `except ImportError`). */

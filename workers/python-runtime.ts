@@ -23,6 +23,7 @@ import type {
 import { expectStdin, waitForStdin } from "./shared-buffers";
 import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
 import { askEarly, bytesOf, pageFetchOver, pyodideCoreFiles, routeFetchesThroughPage } from "./page-fetch";
+import { restoreWithoutCopies, snapshotChecksum, type RestoreOptions } from "./snapshot-restore";
 import { compileEarly, withCompiledWasm } from "./wasm-early";
 // Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
 // page hands over as text, see src/host/host-bootstrap.ts): nothing is imported at run time,
@@ -40,10 +41,7 @@ const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
 const KILN_LIB = "/lib/kiln-site";
 
 /** Pyodide's options for the snapshot (experimental, underscore names; see src/runtime/boot-snapshot.ts). */
-interface SnapshotOptions {
-  _makeSnapshot?: boolean;
-  _loadSnapshot?: Uint8Array;
-}
+type SnapshotOptions = { _makeSnapshot?: boolean } | RestoreOptions;
 
 /**
  * What a snapshot would freeze is made fresh after each restore: `random`'s seed (if a
@@ -113,6 +111,8 @@ export class PythonRuntime implements PythonWorkerApi {
     const early = new Map([wasm, ...others].map((url) => [url, this.pageFetch(url)]));
     this.compiledWasm = compileEarly(early.get(wasm)!);
     this.pageFetch = askEarly(this.pageFetch, early);
+    // The compile starts before Pyodide's module factory takes this thread for ~100 ms.
+    await early.get(wasm)!.catch(() => undefined);
     const { boot, note } = await this.boot(options);
     this.initFilesystem();
     this.initPackageIndex();
@@ -138,9 +138,7 @@ export class PythonRuntime implements PythonWorkerApi {
       return { boot: "fresh" };
     }
     try {
-      const bytes = new Uint8Array(await bytesOf(options.snapshot.data));
-      if ((await sha256(bytes)) !== options.snapshot.sha256) throw new Error("its checksum does not match: the stored copy is damaged");
-      await this.initRuntime(options, { _loadSnapshot: bytes });
+      await this.initRuntime(options, restoreWithoutCopies(options.snapshot.data, options.snapshot.checksum));
       if (!this.pyodide.runPython(`import sys; "kiln.runner" in sys.modules`)) throw new Error("Kiln's package is missing from it");
       return { boot: "snapshot" };
     } catch (error) {
@@ -155,12 +153,12 @@ export class PythonRuntime implements PythonWorkerApi {
    * imported, made before Kiln's hooks (functions of this worker) are installed and before
    * any code runs. Absent if Pyodide cannot make one.
    */
-  private async makeSnapshot(asBlob: boolean): Promise<{ data: Blob | Uint8Array; sha256: string } | undefined> {
+  private async makeSnapshot(asBlob: boolean): Promise<{ data: Blob | Uint8Array; checksum: string } | undefined> {
     try {
       this.pyodide.runPython("import kiln.runner");
       const bytes = (this.pyodide as unknown as { makeMemorySnapshot(): Uint8Array<ArrayBuffer> }).makeMemorySnapshot();
       // A Blob reaches the page by reference; the page stores it as it is.
-      return { data: asBlob ? new Blob([bytes]) : bytes, sha256: await sha256(bytes) };
+      return { data: asBlob ? new Blob([bytes]) : bytes, checksum: await snapshotChecksum(bytes) };
     } catch (error) {
       console.warn("Python's start-up snapshot could not be made.", error);
       return undefined;
@@ -458,11 +456,6 @@ const INPUT_NEEDS_ISOLATION =
   "input() is not available on this page: the browser gives it no shared memory (SharedArrayBuffer; " +
   "the page is not cross-origin isolated, or the browser lacks it), so Python cannot wait for an answer. " +
   "Pass the value in the code instead.";
-
-async function sha256(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
 
 function fatalMessage(error: unknown): string {
   if (error && typeof error === "object" && "status" in error) {

@@ -26,14 +26,14 @@ export function bootCounts(): Record<BootKind, number> {
 
 /** What a worker starts with: a stored snapshot to restore, and whether to make one if it boots normally. */
 export interface SnapshotOffer {
-  snapshot?: { data: Blob; sha256: string };
+  snapshot?: { data: Blob; checksum: string };
   makeSnapshot: boolean;
   /** Earlier restores of the stored snapshot that failed. */
   failures: number;
 }
 
 interface Stored {
-  snapshot?: { data: Blob; sha256: string };
+  snapshot?: { data: Blob; checksum: string };
   failures: number;
 }
 
@@ -55,8 +55,9 @@ function snapshotKey(workerUrl: string): string | undefined {
 }
 
 /**
- * The stored snapshot as a Blob: it reaches the worker by reference, and the worker reads it
- * and checks its SHA-256 on its own thread (the page never copies or hashes 30 MB).
+ * The stored snapshot as a Blob: it reaches the worker by reference, and the worker streams
+ * it into the new interpreter's memory, checking its checksum on the way (the page never
+ * copies or hashes 30 MB).
  */
 async function readStored(key: string): Promise<Stored> {
   await storing;
@@ -64,9 +65,9 @@ async function readStored(key: string): Promise<Stored> {
     const response = await (await caches.open(CACHE_NAME)).match(key);
     if (!response) return { failures: 0 };
     const failures = Number(response.headers.get("x-kiln-failed-restores") ?? 0);
-    const sha256 = response.headers.get("x-kiln-sha256") ?? "";
+    const checksum = response.headers.get("x-kiln-checksum") ?? "";
     if (failures >= MAX_FAILED_RESTORES) return { failures };
-    return { snapshot: { data: await response.blob(), sha256 }, failures };
+    return { snapshot: { data: await response.blob(), checksum }, failures };
   } catch {
     // No storage here (a widget in a browser that blocks third-party storage): every start boots normally.
     return { failures: MAX_FAILED_RESTORES };
@@ -131,7 +132,7 @@ export async function offerSnapshot(workerUrl: string): Promise<SnapshotOffer> {
 export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: RuntimeInfo): RuntimeInfo {
   const { snapshot: made, ...rest } = info;
   // Bytes where Blobs do not reach the page whole (see WorkerApi.readsBlobs).
-  const snapshot = made && { data: made.data instanceof Blob ? made.data : new Blob([made.data as Uint8Array<ArrayBuffer>]), sha256: made.sha256 };
+  const snapshot = made && { data: made.data instanceof Blob ? made.data : new Blob([made.data as Uint8Array<ArrayBuffer>]), checksum: made.checksum };
   counts[info.boot] += 1;
   if (info.boot === "fallback") console.info(`Python started without its snapshot: ${info.bootNote ?? "it could not be restored"}.`);
   const key = snapshotKey(workerUrl);
@@ -145,14 +146,14 @@ export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: Runtim
   return rest;
 }
 
-async function keep(key: string, snapshot: { data: Blob; sha256: string }, failures: number): Promise<void> {
+async function keep(key: string, snapshot: { data: Blob; checksum: string }, failures: number): Promise<void> {
   try {
     const cache = await caches.open(CACHE_NAME);
     // Snapshots of other builds are of no use any more.
     for (const request of await cache.keys()) if (request.url !== key) await cache.delete(request);
     const headers = {
       "content-type": "application/octet-stream",
-      "x-kiln-sha256": snapshot.sha256,
+      "x-kiln-checksum": snapshot.checksum,
       "x-kiln-failed-restores": String(failures),
     };
     await cache.put(key, new Response(snapshot.data, { headers }));

@@ -228,7 +228,7 @@ export class WorkerHandle {
       const sendBlobs = await this.api.readsBlobs();
       const options = { indexURL: pyodideIndexUrl(), lockFileURL: config.lockFileUrl, packageBaseUrl: config.packageBaseUrl, makeSnapshot, sendBlobs };
       const data = snapshot && (await this.api.portable(snapshot.data));
-      const info = await this.api.init(snapshot && data ? { ...options, snapshot: { data, sha256: snapshot.sha256 } } : options);
+      const info = await this.api.init(snapshot && data ? { ...options, snapshot: { data, checksum: snapshot.checksum } } : options);
       return settleBoot(workerUrl, offer, info);
     });
     init.catch(releaseSnapshotHold);

@@ -62,9 +62,9 @@ describe("checks on what the worker sends", () => {
   it("checks start-up info, file lists, fetch requests and host reports", () => {
     const info = { pythonVersion: "3.14.2", pyodideVersion: "314.0.7", lockImports: ["numpy"], boot: "fresh" };
     expect(isRuntimeInfo(info)).toBe(true);
-    const snapshot = { data: new Blob([new Uint8Array(8)]), sha256: "ab".repeat(32) };
+    const snapshot = { data: new Blob([new Uint8Array(8)]), checksum: "ab".repeat(8) };
     expect(isRuntimeInfo({ ...info, boot: "fallback", bootNote: "bad magic", snapshot })).toBe(true);
-    expect(isRuntimeInfo({ ...info, snapshot: { ...snapshot, sha256: "not hex" } })).toBe(false);
+    expect(isRuntimeInfo({ ...info, snapshot: { ...snapshot, checksum: "not hex" } })).toBe(false);
     expect(isRuntimeInfo({ ...info, pyodideVersion: 314 })).toBe(false);
     expect(isRuntimeInfo({ ...info, boot: "warm" })).toBe(false);
     expect(isRuntimeInfo({ ...info, snapshot: [1, 2] })).toBe(false);

@@ -41,7 +41,7 @@ const recordOf =
 const isStringArray = arrayOf(isString);
 export const isBytes = (value: unknown): value is Uint8Array => value instanceof Uint8Array;
 const isBlob = (value: unknown): value is Blob => value instanceof Blob;
-const isSha256 = (value: unknown): value is string => typeof value === "string" && /^[0-9a-f]{64}$/.test(value);
+const isChecksum = (value: unknown): value is string => typeof value === "string" && /^[0-9a-f]{16}$/.test(value);
 /** Present keys only, checked by their guard; `optional` keys may be missing (not `undefined`-valued). */
 type Check = (value: unknown) => boolean;
 function hasShape(value: unknown, required: Record<string, Check>, optional: Record<string, Check> = {}): boolean {
@@ -98,7 +98,7 @@ export const isRuntimeInfo = (value: unknown): value is RuntimeInfo =>
   hasShape(
     value,
     { pythonVersion: isString, pyodideVersion: isString, lockImports: isStringArray, boot: isBootKind },
-    { bootNote: isString, snapshot: (value) => hasShape(value, { data: (data) => isBlob(data) || isBytes(data), sha256: isSha256 }) },
+    { bootNote: isString, snapshot: (value) => hasShape(value, { data: (data) => isBlob(data) || isBytes(data), checksum: isChecksum }) },
   );
 
 export const isImportReport = (value: unknown): value is ImportReport =>
