@@ -76,7 +76,8 @@ export type BootKind = "snapshot" | "fresh" | "fallback";
 
 /**
  * The first message a Python worker receives, from the frame that starts it (see
- * {@link HostStart}). Ports and buffers only: nothing callable.
+ * {@link HostStart}). Ports and buffers only: nothing callable. A second message follows:
+ * {@link WasmFromFrame}.
  */
 export interface WorkerStart {
   /** The port the worker serves its {@link PythonWorkerApi} on (Comlink). */
@@ -115,12 +116,22 @@ export interface HostStart {
   fetch: MessagePort;
 }
 
+/**
+ * Host frame → worker, after {@link WorkerStart}: Pyodide's WebAssembly module, compiled by the
+ * frame while the worker starts, or null (the worker then compiles it itself).
+ */
+export interface WasmFromFrame {
+  kilnWasm: WebAssembly.Module | null;
+}
+
 /** Page → host frame, over `control`. Those with an `id` are answered with a {@link HostReport} of that id. */
 export type HostCommand =
   | { type: "interrupt" }
   | { type: "clear-interrupt"; id: number }
   | { type: "interrupt-pending"; id: number }
   | { type: "answer-input"; text: string | null }
+  /** Pyodide's WebAssembly (the page's early fetch; null if it failed): the frame compiles it for its worker. */
+  | { type: "wasm"; body: Blob | null }
   /** End the worker now (removing the frame alone does not stop a busy worker in every engine). */
   | { type: "terminate" };
 

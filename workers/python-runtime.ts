@@ -94,7 +94,11 @@ export class PythonRuntime implements PythonWorkerApi {
   private allowInput = false;
   private runId = 0;
 
-  constructor(start: WorkerStart) {
+  constructor(
+    start: WorkerStart,
+    /** Pyodide's WebAssembly, compiled by the frame (undefined if it could not be). */
+    private readonly compiledByFrame: Promise<WebAssembly.Module | undefined>,
+  ) {
     this.interrupt = start.interruptBuffer && new Int32Array(start.interruptBuffer);
     this.stdinBuffer = start.stdinBuffer;
     this.events = start.events;
@@ -108,11 +112,8 @@ export class PythonRuntime implements PythonWorkerApi {
 
   async init(options: WorkerInit): Promise<RuntimeInfo> {
     const [wasm, ...others] = pyodideCoreFiles(options.indexURL, options.lockFileURL);
-    const early = new Map([wasm, ...others].map((url) => [url, this.pageFetch(url)]));
-    this.compiledWasm = compileEarly(early.get(wasm)!);
-    this.pageFetch = askEarly(this.pageFetch, early);
-    // The compile starts before Pyodide's module factory takes this thread for ~100 ms.
-    await early.get(wasm)!.catch(() => undefined);
+    this.pageFetch = askEarly(this.pageFetch, new Map(others.map((url) => [url, this.pageFetch(url)])));
+    this.compiledWasm = this.compiledByFrame.then((module) => module ?? compileEarly(this.pageFetch(wasm)));
     const { boot, note } = await this.boot(options);
     this.initFilesystem();
     this.initPackageIndex();

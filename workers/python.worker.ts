@@ -1,15 +1,22 @@
 import * as Comlink from "comlink";
-import type { WorkerStart } from "./python-api";
+import type { WasmFromFrame, WorkerStart } from "./python-api";
 import { PythonRuntime } from "./python-runtime";
 
-// The frame that starts the worker sends its ports (and shared buffers) as the first message.
+// The frame that starts the worker sends its ports (and shared buffers) as the first message,
+// then Pyodide's compiled WebAssembly (or null) as the second.
+let wasmFromFrame: (module: WebAssembly.Module | undefined) => void = () => undefined;
+const compiledByFrame = new Promise<WebAssembly.Module | undefined>((resolve) => (wasmFromFrame = resolve));
 self.addEventListener(
   "message",
   (event: MessageEvent<Partial<WorkerStart>>) => {
     const start = event.data;
     if (start?.kilnPort && start.events && start.fetch) {
-      Comlink.expose(new PythonRuntime(start as WorkerStart), start.kilnPort);
+      Comlink.expose(new PythonRuntime(start as WorkerStart, compiledByFrame), start.kilnPort);
     }
+    self.addEventListener("message", (event: MessageEvent<Partial<WasmFromFrame> | null>) => {
+      const module = event.data?.kilnWasm;
+      wasmFromFrame(module instanceof WebAssembly.Module ? module : undefined);
+    });
   },
   { once: true },
 );

@@ -1,9 +1,9 @@
 import type { FetchedFile } from "./python-api";
 
 /**
- * Pyodide's WebAssembly module, compiled as soon as its bytes arrive: while the worker reads
- * and checks its snapshot, instead of after (Pyodide compiles only once it has the snapshot).
- * Undefined if it cannot be compiled here; Pyodide then compiles it itself.
+ * Pyodide's WebAssembly module, compiled by the worker itself as soon as its bytes arrive,
+ * when its frame could not compile it (see src/host/python-host.ts). Undefined if it cannot
+ * be compiled here either; Pyodide then compiles it itself.
  */
 export function compileEarly(file: Promise<FetchedFile>): Promise<WebAssembly.Module | undefined> {
   return file

@@ -4,9 +4,10 @@
  * and its worker have an opaque origin and the app's Content-Security-Policy; without
  * network, a policy added here before the worker starts lets the worker connect nowhere
  * (policies only add up, and a `data:` worker takes its creator's). No Python runs in this
- * frame; it only relays Stop and `input()` answers into the worker's shared memory.
+ * frame; it compiles Pyodide's WebAssembly for its worker (from the bytes the page sends, never
+ * from the worker), and relays Stop and `input()` answers into the worker's shared memory.
  */
-import type { HostCommand, HostReport, HostStart, WorkerStart } from "../../workers/python-api";
+import type { HostCommand, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
 import { isHostStart } from "../runtime/worker-guards";
 import { answerStdin, createInterruptBuffer, createStdinBuffer, requestInterrupt } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
@@ -31,6 +32,11 @@ function start(message: HostStart): void {
     ...(interruptBuffer ? { interruptBuffer } : {}),
     ...(stdinBuffer ? { stdinBuffer } : {}),
   };
+  // Compiled here while the worker starts and evaluates its megabyte of code, instead of after.
+  let compiledFrom: (body: Blob | null) => void = () => undefined;
+  const compiled = new Promise<Blob | null>((resolve) => (compiledFrom = resolve)).then((body) =>
+    body ? WebAssembly.compileStreaming(new Response(body, { headers: { "content-type": "application/wasm" } })).catch(() => null) : null,
+  );
   let worker: Worker | undefined;
   const launch = (url: string, then: (started: Worker) => void) => {
     try {
@@ -45,7 +51,17 @@ function start(message: HostStart): void {
     });
     then(worker);
   };
-  const begin = (loaded: Worker) => loaded.postMessage(start, [message.kilnPort, message.events, message.fetch]);
+  const begin = (loaded: Worker) => {
+    loaded.postMessage(start, [message.kilnPort, message.events, message.fetch]);
+    void compiled.then((module) => {
+      try {
+        loaded.postMessage({ kilnWasm: module } satisfies WasmFromFrame);
+      } catch {
+        // An engine that cannot send a compiled module to a worker: the worker compiles it.
+        loaded.postMessage({ kilnWasm: null } satisfies WasmFromFrame);
+      }
+    });
+  };
   // The worker's code from a `blob:` URL where the engine allows it, else as a `data:` URL.
   launch(WORKER_BOOTSTRAP_URL, (bootstrap) => {
     bootstrap.addEventListener("message", function loaded(event: MessageEvent<{ kilnBootstrap?: string } | null>) {
@@ -73,6 +89,9 @@ function start(message: HostStart): void {
         return;
       case "terminate":
         worker?.terminate();
+        return;
+      case "wasm":
+        compiledFrom(command.body instanceof Blob ? command.body : null);
         return;
       case "answer-input":
         if (stdinBuffer) answerStdin(stdinBuffer, typeof command.text === "string" ? command.text : null);

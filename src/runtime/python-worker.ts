@@ -175,7 +175,8 @@ export class WorkerHandle {
       if (isWorkerEvent(message.data)) this.onEvent(message.data);
       else dropped("event", message.data);
     };
-    serveFetches(fetches.port1, config, pyodideIndexUrl(), (body) => this.api.portable(body));
+    // The frame compiles Pyodide's WebAssembly while its worker starts, as soon as the page has it.
+    void serveFetches(fetches.port1, config, pyodideIndexUrl(), (body) => this.api.portable(body)).then((body) => this.command({ type: "wasm", body }));
     const started = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("The Python sandbox frame did not start.")), HOST_START_TIMEOUT_MS);
       this.control.onmessage = (message: MessageEvent<unknown>) => {

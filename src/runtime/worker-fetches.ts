@@ -10,16 +10,22 @@ import { pyodideCoreFiles } from "../../workers/page-fetch";
 
 /**
  * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
- * GET, never with credentials; the answer is the response's bytes.
+ * GET, never with credentials; the answer is the response's bytes. Returns Pyodide's
+ * WebAssembly from the early fetch (null if that failed), for the frame to compile.
  */
 export function serveFetches(
   port: MessagePort,
   config: WorkerConfig,
   indexUrl: string,
   portable: (body: Blob) => Promise<Blob | ArrayBuffer>,
-): void {
+): Promise<Blob | null> {
   const allowed = fetchAllowList(config, indexUrl);
   const early = fetchCoreEarly(config, indexUrl);
+  const [wasmUrl] = pyodideCoreFiles(indexUrl, config.lockFileUrl);
+  const wasm = early.get(wasmUrl)!.then(
+    (file) => (file.ok ? file.body : null),
+    () => null,
+  );
   let inFlight = 0;
   port.onmessage = async (event: MessageEvent<unknown>) => {
     const request = event.data;
@@ -47,6 +53,7 @@ export function serveFetches(
       inFlight -= 1;
     }
   };
+  return wasm;
 }
 
 type Fetched = Omit<FetchReply, "id" | "body"> & { body: Blob };
