@@ -14,6 +14,17 @@ async function goOffline(context: BrowserContext): Promise<void> {
   );
 }
 
+/**
+ * Reload while offline. Chromium 150 keeps the emulated network off across a reload but
+ * reports `navigator.onLine` as true in the new document until the emulation is sent again
+ * (a real offline browser reports false): so it is sent again, on a session kept open.
+ */
+async function reloadOffline(page: Page): Promise<void> {
+  await page.reload();
+  const session = await page.context().newCDPSession(page);
+  await session.send("Network.emulateNetworkConditions", { offline: true, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+}
+
 test.use({ serviceWorkers: "allow" });
 
 async function serviceWorkerInCharge(page: Page): Promise<void> {
@@ -45,7 +56,7 @@ test("after one visit Kiln works offline: Python starts, runs, loads a package i
   await expect(page.getByRole("list", { name: "Files" })).toContainText("notes.txt");
 
   await goOffline(context);
-  await page.reload();
+  await reloadOffline(page);
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
   await expect(page.getByText("Offline", { exact: true })).toBeVisible();
   // Served from the cache with the isolation headers: interrupts and input() still work.
@@ -62,7 +73,7 @@ test("offline, Stop, input() and an interruptible time.sleep still work (the cac
   await openPlayground(page);
   await serviceWorkerInCharge(page);
   await goOffline(context);
-  await page.reload();
+  await reloadOffline(page);
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
   await expect(page.getByText("Offline", { exact: true })).toBeVisible();
   await run(page, "kept_offline = 'still here'");
@@ -149,7 +160,7 @@ test("offline, the chat says so, sends nothing, and keeps the draft across a rel
   await serviceWorkerInCharge(page);
   await goOffline(context);
   attempts.length = 0;
-  await page.reload();
+  await reloadOffline(page);
   await expect(page.getByRole("status").filter({ hasText: "You are offline" })).toBeVisible({ timeout: 30_000 });
   const message = page.getByRole("textbox", { name: "Message" });
   await message.fill("What is the median of my data?");
@@ -157,7 +168,7 @@ test("offline, the chat says so, sends nothing, and keeps the draft across a rel
   await message.press("Enter");
   // The draft is saved as it is typed: wait for it, then reload.
   await expect.poll(() => storedDrafts(page)).toEqual(["What is the median of my data?"]);
-  await page.reload();
+  await reloadOffline(page);
   await expect(message).toHaveValue("What is the median of my data?");
   expect(attempts).toEqual([]);
   await context.close();
