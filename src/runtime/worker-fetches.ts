@@ -66,16 +66,31 @@ async function fetchForWorker(url: string): Promise<Fetched> {
 
 /**
  * Pyodide's core files, fetched by the page as soon as a worker is made, while its frame and
- * worker start: the worker asks for these first, and finds them ready.
+ * worker start: the worker asks for these first, and finds them ready. Pyodide's own two (its
+ * WebAssembly and standard library, which belong to the exact Pyodide build) are fetched once
+ * per page and shared by every worker as the same Blobs; the lock file, which a mirror may
+ * change, is fetched for each worker.
  */
 function fetchCoreEarly(config: WorkerConfig, index: string): Map<string, Promise<Fetched>> {
-  const early = new Map<string, Promise<Fetched>>();
-  for (const url of pyodideCoreFiles(index, config.lockFileUrl)) {
-    const file = fetchForWorker(url);
-    file.catch(() => undefined);
-    early.set(url, file);
+  const [wasm, stdlib, lockFile] = pyodideCoreFiles(index, config.lockFileUrl);
+  const early = new Map([wasm, stdlib].map((url) => [url, fetchOncePerPage(url)]));
+  const lock = fetchForWorker(lockFile);
+  lock.catch(() => undefined);
+  return early.set(lockFile, lock);
+}
+
+const fetchedForPage = new Map<string, Promise<Fetched>>();
+
+/** One fetch of `url` for the whole page; one that fails is tried again next time. */
+function fetchOncePerPage(url: string): Promise<Fetched> {
+  let file = fetchedForPage.get(url);
+  if (!file) {
+    file = fetchForWorker(url);
+    fetchedForPage.set(url, file);
+    const forget = () => fetchedForPage.delete(url);
+    file.then((fetched) => fetched.ok || forget(), forget);
   }
-  return early;
+  return file;
 }
 
 /** Fetches the page makes for one worker at a time (Pyodide loads a handful of files at once). */
