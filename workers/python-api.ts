@@ -62,7 +62,7 @@ export interface WorkerInit {
   packageBaseUrl: string;
   /**
    * A memory snapshot of a booted interpreter to start from (see src/runtime/boot-snapshot.ts),
-   * with the SHA-256 (hex) it was stored with: the worker reads and checks it off the page's thread.
+   * with the checksum (xxHash64, hex) it was stored with: the worker streams it into the heap and checks it there.
    */
   snapshot?: { data: Blob | ArrayBuffer; checksum: string };
   /** Whether a worker that boots normally sends back a snapshot of itself, made before it runs anything. */
@@ -231,7 +231,7 @@ export interface RuntimeInfo {
   boot: BootKind;
   /** Why a snapshot was not used (boot "fallback"). */
   bootNote?: string;
-  /** A snapshot of the booted interpreter, when asked for one, with its SHA-256 (hex); the page keeps it. */
+  /** A snapshot of the booted interpreter, when asked for one, with its checksum (xxHash64, hex); the page keeps it. */
   snapshot?: { data: Blob | Uint8Array; checksum: string };
 }
 

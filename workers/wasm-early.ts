@@ -6,11 +6,12 @@ import type { FetchedFile } from "./python-api";
  * be compiled here either; Pyodide then compiles it itself.
  */
 export function compileEarly(file: Promise<FetchedFile>): Promise<WebAssembly.Module | undefined> {
-  return file
-    .then(({ ok, body }) =>
-      ok ? WebAssembly.compileStreaming(new Response(body, { headers: { "content-type": "application/wasm" } })) : undefined,
-    )
-    .catch(() => undefined);
+  return file.then(({ ok, body }) => (ok ? compileWasm(body) : undefined)).catch(() => undefined);
+}
+
+/** `body` compiled as it streams in; undefined if it cannot be. */
+export function compileWasm(body: Blob | ArrayBuffer): Promise<WebAssembly.Module | undefined> {
+  return WebAssembly.compileStreaming(new Response(body, { headers: { "content-type": "application/wasm" } })).catch(() => undefined);
 }
 
 type Instantiate = typeof WebAssembly.instantiateStreaming;

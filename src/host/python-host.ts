@@ -12,6 +12,7 @@ import { isHostStart } from "../runtime/worker-guards";
 import { answerStdin, createInterruptBuffer, createStdinBuffer, requestInterrupt } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
 import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
+import { compileWasm } from "../../workers/wasm-early";
 
 // The bootstrap keeps the page's start message (it checked that the page sent it).
 const message: unknown = (globalThis as { kilnHostStart?: unknown }).kilnHostStart;
@@ -34,9 +35,7 @@ function start(message: HostStart): void {
   };
   // Compiled here while the worker starts and evaluates its megabyte of code, instead of after.
   let compiledFrom: (body: Blob | null) => void = () => undefined;
-  const compiled = new Promise<Blob | null>((resolve) => (compiledFrom = resolve)).then((body) =>
-    body ? WebAssembly.compileStreaming(new Response(body, { headers: { "content-type": "application/wasm" } })).catch(() => null) : null,
-  );
+  const compiled = new Promise<Blob | null>((resolve) => (compiledFrom = resolve)).then((body) => (body ? compileWasm(body) : undefined));
   let worker: Worker | undefined;
   const launch = (url: string, then: (started: Worker) => void) => {
     try {
@@ -55,7 +54,7 @@ function start(message: HostStart): void {
     loaded.postMessage(start, [message.kilnPort, message.events, message.fetch]);
     void compiled.then((module) => {
       try {
-        loaded.postMessage({ kilnWasm: module } satisfies WasmFromFrame);
+        loaded.postMessage({ kilnWasm: module ?? null } satisfies WasmFromFrame);
       } catch {
         // An engine that cannot send a compiled module to a worker: the worker compiles it.
         loaded.postMessage({ kilnWasm: null } satisfies WasmFromFrame);
