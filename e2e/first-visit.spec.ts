@@ -8,6 +8,9 @@ import { apiBase, uniqueKey } from "./support/chat";
 import { freePort } from "./support/ports";
 import { saveSettings } from "./support/settings";
 
+// A first visit, on the development server.
+test.use({ repeatVisit: false });
+
 test("a first visit makes one conversation, and what is typed right after saving Settings stays", async ({ page }) => {
   test.setTimeout(120_000);
   const port = await freePort();

@@ -14,7 +14,10 @@ import {
   widgetQuery,
 } from "./support/embed-host";
 
-const CACHE = "kiln-python-snapshots";
+import { SNAPSHOT_CACHE as CACHE } from "./support/snapshot-seed";
+
+// Every test here starts as a first visit, with no snapshot stored.
+test.use({ repeatVisit: false });
 
 /** How the Playground's current interpreter started: "fresh", "snapshot" or "fallback". */
 function boot(page: Page) {

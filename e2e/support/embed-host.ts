@@ -62,11 +62,14 @@ async function serveHostPages(use: (origin: string) => Promise<void>): Promise<v
 }
 
 /**
- * With `hostOrigin`, failing on uncaught page errors (support/test.ts). `otherHostOrigin` is a
+ * With `hostOrigin`, failing on uncaught page errors (support/test.ts), first visits. `otherHostOrigin` is a
  * second host page server (another port, so another origin), for a page that must not hear
  * what the widget tells `hostOrigin`.
  */
 export const test = base.extend<object, { hostOrigin: string; otherHostOrigin: string }>({
+  // A widget's storage belongs to its host's site (127.0.0.1 here), not the app's: a snapshot
+  // stored for the app's own pages would not reach it.
+  repeatVisit: false,
   // Playwright reads a fixture's dependencies from its first parameter: here, none.
   // eslint-disable-next-line no-empty-pattern
   hostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }],
