@@ -171,6 +171,10 @@ export class WorkerHandle {
     });
     this.gone.catch(() => undefined);
 
+    // The frame waits for these two texts (1.2 MB, from the HTTP cache on a repeat visit):
+    // asked for before Pyodide's own files, so that they are not read behind the 10 MB of
+    // WebAssembly, which only the worker needs, and later.
+    const sources = Promise.all([moduleSource(hostUrl), moduleSource(workerUrl)]);
     events.port1.onmessage = (message: MessageEvent<unknown>) => {
       if (isWorkerEvent(message.data)) this.onEvent(message.data);
       else dropped("event", message.data);
@@ -204,8 +208,8 @@ export class WorkerHandle {
     this.frame.srcdoc = HOST_SRCDOC;
     const loaded = new Promise<void>((resolve) => this.frame.addEventListener("load", () => resolve(), { once: true }));
     document.body.append(this.frame);
-    Promise.all([moduleSource(hostUrl), moduleSource(workerUrl), loaded])
-      .then(([hostSource, source]) => {
+    Promise.all([sources, loaded])
+      .then(([[hostSource, source]]) => {
         if (this.ended) return;
         const start: HostStart = {
           kilnHost: 1,
