@@ -1,8 +1,9 @@
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { expect, test } from "./support/fixtures";
 import { PACKAGE_BASE, servePackages } from "./support/package-fixtures";
 import { openPlayground, output, run } from "./support/playground";
@@ -13,8 +14,8 @@ test("npm run mirror makes a folder that Kiln loads packages from", async ({ pag
   const out = mkdtempSync(path.join(tmpdir(), "kiln-mirror-"));
   let server: Server | undefined;
   try {
-    // The test package server stands in for the CDN.
-    execFileSync("npm", ["run", "--silent", "mirror", "--", "kilntiny", "--from", PACKAGE_BASE, "--out", out], { stdio: "pipe" });
+    // The test package server stands in for the CDN. Run without blocking this test worker.
+    await promisify(execFile)("npm", ["run", "--silent", "mirror", "--", "kilntiny", "--from", PACKAGE_BASE, "--out", out]);
     expect(readdirSync(out).sort()).toEqual(
       expect.arrayContaining(["pyodide-lock.json", expect.stringMatching(/^kilntiny-.*\.whl$/), expect.stringMatching(/^kilntinydep-.*\.whl$/)]),
     );
