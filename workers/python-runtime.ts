@@ -21,8 +21,9 @@ import type {
   WorkerStart,
 } from "./python-api";
 import { expectStdin, waitForStdin } from "./shared-buffers";
-import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
-import { askEarly, bytesOf, pageFetchOver, pyodideCoreFiles, routeFetchesThroughPage } from "./page-fetch";
+import { WORKING_DIRECTORY } from "./file-paths";
+import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
+import { askEarly, pageFetchOver, pyodideCoreFiles, routeFetchesThroughPage } from "./page-fetch";
 import { restoreWithoutCopies, snapshotChecksum, type RestoreOptions } from "./snapshot-restore";
 import { compileEarly, withCompiledWasm } from "./wasm-early";
 // Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
@@ -313,65 +314,20 @@ export class PythonRuntime implements PythonWorkerApi {
   }
 
   listFiles(): FileInfo[] {
-    const fs = this.pyodide.FS;
-    const files: FileInfo[] = [];
-    const walk = (dir: string, prefix: string) => {
-      for (const name of fs.readdir(dir) as string[]) {
-        // Hidden files and folders (caches, settings) and compiled modules are not the person's files.
-        if (name.startsWith(".") || name === "__pycache__") continue;
-        const full = `${dir}/${name}`;
-        const stat = fs.stat(full) as { mode: number; size: number; mtime: Date | number };
-        if (fs.isDir(stat.mode)) walk(full, `${prefix}${name}/`);
-        else if (fs.isFile(stat.mode)) {
-          files.push({ path: prefix + name, size: stat.size, mtimeMs: new Date(stat.mtime).getTime() });
-        }
-      }
-    };
-    walk(WORKING_DIRECTORY, "");
-    return files;
+    return listWorkingFiles(this.pyodide.FS);
   }
 
   readFile(path: string): Uint8Array {
-    const bytes = this.pyodide.FS.readFile(this.resolve(path)) as Uint8Array;
+    const bytes = readWorkingFile(this.pyodide.FS, path);
     return Comlink.transfer(bytes, [bytes.buffer as ArrayBuffer]);
   }
 
-  async writeFile(path: string, data: string | Uint8Array | Blob | ArrayBuffer, append = false): Promise<void> {
-    const fs = this.pyodide.FS;
-    const full = this.resolve(path);
-    fs.mkdirTree(full.slice(0, full.lastIndexOf("/")));
-    if (data instanceof Blob || data instanceof ArrayBuffer) {
-      // A Blob is read here, off the page's thread; the file system keeps these bytes without copying them.
-      const bytes = new Uint8Array(await bytesOf(data));
-      if (!append) {
-        fs.writeFile(full, bytes, { canOwn: true });
-        return;
-      }
-      data = bytes;
-    }
-    if (!append) {
-      fs.writeFile(full, data);
-      return;
-    }
-    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-    const stream = fs.open(full, "a");
-    try {
-      fs.write(stream, bytes, 0, bytes.length);
-    } finally {
-      fs.close(stream);
-    }
+  writeFile(path: string, data: string | Uint8Array | Blob | ArrayBuffer, append = false): Promise<void> {
+    return writeWorkingFile(this.pyodide.FS, path, data, append);
   }
 
   deleteFile(path: string): void {
-    const full = this.resolve(path);
-    if (this.pyodide.FS.analyzePath(full).exists) this.pyodide.FS.unlink(full);
-  }
-
-  /** A file name from outside as an absolute path: relative ones in the working directory. */
-  private resolve(path: string): string {
-    const safe = safeRelativePath(path);
-    if (!safe) throw new Error(`Not a usable file name: ${JSON.stringify(path)}`);
-    return path.startsWith("/") ? `/${safe}` : `${WORKING_DIRECTORY}/${safe}`;
+    deleteWorkingFile(this.pyodide.FS, path);
   }
 
   /** Which lock file packages to load for `code`, and which modules exist nowhere. */
@@ -450,7 +406,6 @@ export class PythonRuntime implements PythonWorkerApi {
     if (answer === null && Atomics.load(interrupt, 0) !== 0) this.pyodide.checkInterrupt();
     return answer ?? undefined;
   }
-
 }
 
 const INPUT_NEEDS_ISOLATION =

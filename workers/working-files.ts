@@ -1,0 +1,70 @@
+/**
+ * The person's files in the interpreter's working directory, as the page lists, reads, writes
+ * and deletes them (uploads, downloads, the Files panel, a widget's files).
+ */
+import type { PyodideAPI } from "pyodide";
+import type { FileInfo } from "./python-api";
+import { bytesOf } from "./page-fetch";
+import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
+
+type FileSystem = PyodideAPI["FS"];
+
+/** A file name from outside as an absolute path: relative ones in the working directory. */
+function resolve(path: string): string {
+  const safe = safeRelativePath(path);
+  if (!safe) throw new Error(`Not a usable file name: ${JSON.stringify(path)}`);
+  return path.startsWith("/") ? `/${safe}` : `${WORKING_DIRECTORY}/${safe}`;
+}
+
+/** Every file under the working directory, but hidden ones and compiled modules. */
+export function listWorkingFiles(fs: FileSystem): FileInfo[] {
+  const files: FileInfo[] = [];
+  const walk = (dir: string, prefix: string) => {
+    for (const name of fs.readdir(dir) as string[]) {
+      // Hidden files and folders (caches, settings) and compiled modules are not the person's files.
+      if (name.startsWith(".") || name === "__pycache__") continue;
+      const full = `${dir}/${name}`;
+      const stat = fs.stat(full) as { mode: number; size: number; mtime: Date | number };
+      if (fs.isDir(stat.mode)) walk(full, `${prefix}${name}/`);
+      else if (fs.isFile(stat.mode)) {
+        files.push({ path: prefix + name, size: stat.size, mtimeMs: new Date(stat.mtime).getTime() });
+      }
+    }
+  };
+  walk(WORKING_DIRECTORY, "");
+  return files;
+}
+
+export function readWorkingFile(fs: FileSystem, path: string): Uint8Array {
+  return fs.readFile(resolve(path)) as Uint8Array;
+}
+
+export async function writeWorkingFile(fs: FileSystem, path: string, data: string | Uint8Array | Blob | ArrayBuffer, append: boolean): Promise<void> {
+  const full = resolve(path);
+  fs.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+  if (data instanceof Blob || data instanceof ArrayBuffer) {
+    // A Blob is read here, off the page's thread; the file system keeps these bytes without copying them.
+    const bytes = new Uint8Array(await bytesOf(data));
+    if (!append) {
+      fs.writeFile(full, bytes, { canOwn: true });
+      return;
+    }
+    data = bytes;
+  }
+  if (!append) {
+    fs.writeFile(full, data);
+    return;
+  }
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  const stream = fs.open(full, "a");
+  try {
+    fs.write(stream, bytes, 0, bytes.length);
+  } finally {
+    fs.close(stream);
+  }
+}
+
+export function deleteWorkingFile(fs: FileSystem, path: string): void {
+  const full = resolve(path);
+  if (fs.analyzePath(full).exists) fs.unlink(full);
+}
