@@ -16,7 +16,7 @@ import {
 
 import { SNAPSHOT_CACHE as CACHE } from "./support/snapshot-seed";
 
-// Every test here starts as a first visit, with no snapshot stored.
+// A test here starts as a first visit, with no snapshot stored, unless it says otherwise.
 test.use({ repeatVisit: false });
 
 /** How the Playground's current interpreter started: "fresh", "snapshot" or "fallback". */
@@ -122,52 +122,57 @@ test("Python starts from its snapshot on a repeat visit and after Restart, with 
   expect(second).not.toBe(first);
 });
 
-for (const [how, what] of [
-  ["bytes", "damaged (its checksum fails)"],
-  ["content", "intact but not restorable"],
-] as const) {
-  test(`a snapshot that is ${what} falls back to a normal start, unseen, and is replaced`, async ({ page }) => {
-    const problems: string[] = [];
-    page.on("pageerror", (error) => problems.push(error.message));
+test.describe("from a repeat visit", () => {
+  // The snapshot a first visit stored is there already.
+  test.use({ repeatVisit: true });
+
+  for (const [how, what] of [
+    ["bytes", "damaged (its checksum fails)"],
+    ["content", "intact but not restorable"],
+  ] as const) {
+    test(`a snapshot that is ${what} falls back to a normal start, unseen, and is replaced`, async ({ page }) => {
+      const problems: string[] = [];
+      page.on("pageerror", (error) => problems.push(error.message));
+      await openPlayground(page);
+      const good = await snapshotStored(page);
+      await damageSnapshot(page, how);
+      const [damaged] = await storedSnapshots(page);
+      expect(damaged.matches).toBe(how === "content");
+      expect(damaged.first === good.first).toBe(how === "bytes");
+
+      await page.reload();
+      await expect(boot(page)).toHaveAttribute("data-boot", "fallback", { timeout: 90_000 });
+      await run(page, "print(sum(range(10)))");
+      await expect(output(page)).toHaveText("45");
+      await expect(page.getByRole("alert")).toHaveCount(0);
+      expect(problems).toEqual([]);
+
+      // The fallback's own boot made a new snapshot, which the next visit uses.
+      await expect
+        .poll(async () => (await storedSnapshots(page)).map(({ matches, first }) => ({ matches, first })), { timeout: 60_000 })
+        .toEqual([{ matches: true, first: good.first }]);
+      await page.reload();
+      await expect(boot(page)).toHaveAttribute("data-boot", "snapshot", { timeout: 90_000 });
+    });
+  }
+
+  test("a snapshot of another build is not used, and is deleted once this build's is stored", async ({ page }) => {
     await openPlayground(page);
     const good = await snapshotStored(page);
-    await damageSnapshot(page, how);
-    const [damaged] = await storedSnapshots(page);
-    expect(damaged.matches).toBe(how === "content");
-    expect(damaged.first === good.first).toBe(how === "bytes");
-
+    // An older Kiln's snapshot under its own key, and this build's removed.
+    await page.evaluate(
+      async ({ name, url }) => {
+        const cache = await caches.open(name);
+        const response = (await cache.match(url))!;
+        await cache.put(url.replace("/python-snapshot/", "/python-snapshot/0.0.0-old/"), response);
+        await cache.delete(url);
+      },
+      { name: CACHE, url: good.url },
+    );
     await page.reload();
-    await expect(boot(page)).toHaveAttribute("data-boot", "fallback", { timeout: 90_000 });
-    await run(page, "print(sum(range(10)))");
-    await expect(output(page)).toHaveText("45");
-    await expect(page.getByRole("alert")).toHaveCount(0);
-    expect(problems).toEqual([]);
-
-    // The fallback's own boot made a new snapshot, which the next visit uses.
-    await expect
-      .poll(async () => (await storedSnapshots(page)).map(({ matches, first }) => ({ matches, first })), { timeout: 60_000 })
-      .toEqual([{ matches: true, first: good.first }]);
-    await page.reload();
-    await expect(boot(page)).toHaveAttribute("data-boot", "snapshot", { timeout: 90_000 });
+    await expect(boot(page)).toHaveAttribute("data-boot", "fresh", { timeout: 90_000 });
+    await expect.poll(async () => (await storedSnapshots(page)).map((entry) => entry.url), { timeout: 60_000 }).toEqual([good.url]);
   });
-}
-
-test("a snapshot of another build is not used, and is deleted once this build's is stored", async ({ page }) => {
-  await openPlayground(page);
-  const good = await snapshotStored(page);
-  // An older Kiln's snapshot under its own key, and this build's removed.
-  await page.evaluate(
-    async ({ name, url }) => {
-      const cache = await caches.open(name);
-      const response = (await cache.match(url))!;
-      await cache.put(url.replace("/python-snapshot/", "/python-snapshot/0.0.0-old/"), response);
-      await cache.delete(url);
-    },
-    { name: CACHE, url: good.url },
-  );
-  await page.reload();
-  await expect(boot(page)).toHaveAttribute("data-boot", "fresh", { timeout: 90_000 });
-  await expect.poll(async () => (await storedSnapshots(page)).map((entry) => entry.url), { timeout: 60_000 }).toEqual([good.url]);
 });
 
 embedTest("a widget starts from the snapshot on the host's next visit, and so does its restart", async ({ page, hostOrigin }) => {
