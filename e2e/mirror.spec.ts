@@ -32,6 +32,8 @@ test("npm run mirror makes a folder that Kiln loads packages from", async ({ pag
     await fromMirror;
     await expect(output(page)).toHaveText("'hello from a tiny wheel'");
   } finally {
+    // The browser may still hold a connection open to it, which close() alone would wait for.
+    server?.closeAllConnections();
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
     rmSync(out, { recursive: true, force: true });
   }

@@ -46,7 +46,11 @@ export async function snapshotServer(): Promise<SnapshotServer> {
   return {
     url: `http://127.0.0.1:${port}/snapshot`,
     size: () => body.length,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () => {
+      // Browsers keep connections open, which close() alone would wait for.
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
