@@ -243,11 +243,22 @@ export class PythonRuntime implements PythonWorkerApi {
     }
   }
 
-  /** Cancel the run's awaiting task; SIGINT is then acknowledged (no bytecode will see it). */
+  /**
+   * Cancel the run's awaiting task; its SIGINT is then spent. Python is between two steps of
+   * its run here (this call could not run otherwise), so SIGINT is put aside while the task is
+   * cancelled: seen inside the cancel, it would leave the task cancelled halfway, its next step
+   * never scheduled. Without a task to cancel, SIGINT is put back.
+   */
   cancel(runId: number): boolean {
-    if (runId !== this.runId || !(this.kiln.cancel() as boolean)) return false;
-    if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
-    return true;
+    if (runId !== this.runId) return false;
+    const signal = this.interrupt ? Atomics.exchange(this.interrupt, 0, 0) : 0;
+    let cancelled = false;
+    try {
+      cancelled = this.kiln.cancel() as boolean;
+    } finally {
+      if (!cancelled && signal && this.interrupt) Atomics.compareExchange(this.interrupt, 0, 0, signal);
+    }
+    return cancelled;
   }
 
   private async runCell(code: string, options: RunOptions): Promise<WorkerRunOutcome> {

@@ -172,10 +172,16 @@ export class PythonSession {
     run.stopReason = reason;
     const worker = this.current;
     worker.interrupt();
-    void worker.api.cancel(run.id).then(
-      (cancelled) => (run.cancelled ||= cancelled),
-      () => undefined,
-    );
+    // A run waiting in `await` is cancelled, once SIGINT is set (the answer comes after it, on the
+    // same channel): a SIGINT arriving after the cancel could land between two steps of the
+    // cancelled task, and its next step would then never run.
+    void worker
+      .interruptPending()
+      .then(() => worker.api.cancel(run.id))
+      .then(
+        (cancelled) => (run.cancelled ||= cancelled),
+        () => undefined,
+      );
     const hardStop = () => {
       if (this.active === run && this.current === worker) worker.terminate("Python did not stop, so its worker was replaced.");
     };
@@ -387,6 +393,7 @@ export class PythonSession {
     this.active = run;
     this.setState({ kind: "running", info });
     const timeoutMs = handlers.timeoutMs ?? this.config.timeoutMs;
+    const sent = performance.now();
     const deadline = timeoutMs > 0 ? setTimeout(() => this.interrupt("deadline"), timeoutMs) : undefined;
     const stopped = () => (run.stopReason === "deadline" ? "timeout" : "interrupted");
     const stop = () => this.interrupt();
@@ -408,7 +415,9 @@ export class PythonSession {
       const { result, capture } = outcome;
       if (capture) this.snapshot = merged(this.snapshot, capture);
       this.lossesInRow = 0;
-      return result.status === "interrupted" ? { ...result, status: stopped() } : result;
+      if (result.status !== "interrupted") return result;
+      // How long it ran as the page saw it: a run cut by a 2 s deadline never reads "after 1.9 s".
+      return { ...result, status: stopped(), durationMs: Math.max(result.durationMs, performance.now() - sent) };
     } catch (error) {
       // The worker was replaced (hard stop) or died (out of memory, fatal error, exit).
       const status = run.stopReason ? stopped() : "crashed";
@@ -427,6 +436,9 @@ export class PythonSession {
       clearTimeout(deadline);
       clearTimeout(run.hardStop);
       this.active = undefined;
+      // A stopped run can end (its task cancelled) before its SIGINT is set: that SIGINT, sent
+      // on the same channel as this, must not interrupt whatever Python does next.
+      if (run.stopReason) await worker.clearInterrupt();
       if (this.current.alive) {
         this.whenReady(this.current).then(
           (ready) => {

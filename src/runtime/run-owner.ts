@@ -58,21 +58,25 @@ export class RunOwner {
     this.controller = controller;
     const events: WorkerEvent[] = [];
     this.update({ outputs: [], running: true, startedAt: performance.now() });
-    let outcome: RunOutcome | undefined;
+    let outcome: RunOutcome;
     try {
       outcome = await execute(controller.signal, (event) => {
         events.push(event);
         // The view's outputs, not a copy: an answer to input() given meanwhile stays.
         this.update({ outputs: applyEvent(this.view.outputs, event) });
       });
-      return { outcome, events, outputs: applyResult(this.view.outputs, outcome) };
-    } finally {
-      this.controller = undefined;
-      this.running = undefined;
-      const outputs = outcome ? applyResult(this.view.outputs, outcome) : this.view.outputs;
-      this.update({ outputs, running: false, finishedRuns: this.view.finishedRuns + 1 });
-      done();
+    } catch (error) {
+      // Never a run that ends showing nothing: the person (or the model, or the widget's host) is told.
+      console.error("A run failed.", error);
+      const evalue = error instanceof Error ? error.message : String(error);
+      outcome = { status: "crashed", error: { ename: "RunError", evalue, traceback: "" }, durationMs: performance.now() - this.view.startedAt };
     }
+    this.controller = undefined;
+    this.running = undefined;
+    const outputs = applyResult(this.view.outputs, outcome);
+    this.update({ outputs, running: false, finishedRuns: this.view.finishedRuns + 1 });
+    done();
+    return { outcome, events, outputs };
   }
 
   private running: Promise<void> | undefined;
