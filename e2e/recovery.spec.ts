@@ -47,6 +47,17 @@ test("Stop interrupts await asyncio.sleep, without a restart, round after round"
   }
 });
 
+// Here asyncio's own code runs between the loop's steps, where a Stop is often seen first.
+test("Stop interrupts a loop that awaits between its steps, without a restart", async ({ playground: page }) => {
+  await run(page, "ticks = 0");
+  for (let round = 0; round < 3; round++) {
+    await runAndStop(page, "import asyncio\nwhile True:\n    ticks += 1\n    await asyncio.sleep(0)");
+    await expect(output(page)).toContainText("Interrupted after");
+    await expect(output(page)).toContainText("Variables are kept");
+  }
+  await expectValue(page, "ticks > 100", "True");
+});
+
 test("code stuck in C is stopped by replacing the worker; picklable state is restored", async ({
   playground: page,
 }) => {

@@ -20,7 +20,7 @@ import type {
   WorkerRunOutcome,
   WorkerStart,
 } from "./python-api";
-import { expectStdin, waitForStdin } from "./shared-buffers";
+import { expectStdin, SIGINT, waitForStdin } from "./shared-buffers";
 import { WORKING_DIRECTORY } from "./file-paths";
 import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
 import { askEarly, pageFetchOver, pyodideCoreFiles, routeFetchesThroughPage } from "./page-fetch";
@@ -82,6 +82,8 @@ function take<T>(proxy: PyProxy): T {
 export class PythonRuntime implements PythonWorkerApi {
   private pyodide!: PyodideAPI;
   private kiln!: PyProxy;
+  /** kiln.stop: where a Stop seen outside the person's code goes (see stop.py). */
+  private stop!: PyProxy;
   /** Absent without shared memory (no SharedArrayBuffer). */
   private readonly interrupt: Int32Array | undefined;
   private readonly stdinBuffer: SharedArrayBuffer | undefined;
@@ -224,11 +226,14 @@ export class PythonRuntime implements PythonWorkerApi {
       (seconds: number) => this.sleep(seconds),
       (prompt: string) => this.readInput(prompt),
       this.stdinBuffer ? null : INPUT_NEEDS_ISOLATION,
+      this.interrupt ? () => this.interrupt && Atomics.store(this.interrupt, 0, SIGINT) : null,
     );
+    this.stop = this.pyodide.pyimport("kiln.stop");
   }
 
   async run(code: string, options: RunOptions): Promise<WorkerRunOutcome> {
     this.runId = options.runId;
+    this.stop.run_started();
     try {
       const outcome: WorkerRunOutcome = await this.runCell(code, options).catch((error: unknown) => {
         // A Stop that arrived before the cell itself started raises outside it.
@@ -239,6 +244,7 @@ export class PythonRuntime implements PythonWorkerApi {
       const buffers = Object.values(outcome.capture?.values ?? {}).map((bytes) => bytes.buffer as ArrayBuffer);
       return Comlink.transfer(outcome, buffers);
     } finally {
+      this.stop.cell_finished();
       this.post({ type: "done" });
     }
   }

@@ -1,11 +1,10 @@
 // Kiln's Python package under real Pyodide (Node): the execution contract's pure parts.
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { loadPyodide, type PyodideAPI } from "pyodide";
+import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { beforeAll, describe, expect, it } from "vitest";
+import { loadKiln } from "./load-kiln";
 
-const KILN_DIR = path.join(import.meta.dirname, "kiln");
 let py: PyodideAPI;
 let runner: PyProxy;
 const emitted: { kind: string; payload: unknown }[] = [];
@@ -28,14 +27,8 @@ async function run(code: string): Promise<Cell> {
 }
 
 beforeAll(async () => {
-  py = await loadPyodide();
-  py.FS.mkdirTree("/kiln-site/kiln");
-  for (const file of readdirSync(KILN_DIR)) {
-    py.FS.writeFile(`/kiln-site/kiln/${file}`, readFileSync(path.join(KILN_DIR, file)));
-  }
-  py.runPython("import sys; sys.path.insert(0, '/kiln-site')");
+  ({ py, runner } = await loadKiln());
   py.setStdout({ write: (bytes: Uint8Array) => ((stdout += new TextDecoder().decode(bytes)), bytes.length) });
-  runner = py.pyimport("kiln.runner");
   runner.setup((kind: string, payload: string) => emitted.push({ kind, payload: JSON.parse(payload) }));
 }, 60_000);
 

@@ -13,16 +13,18 @@ class _Hooks:
         self.sleep = None  # sleep(seconds: float) -> None, interruptible
         self.read_input = None  # read_input(prompt: str) -> str | None (None: no person to ask)
         self.input_unavailable = None  # why input() can never be answered here, if it cannot
+        self.rearm_stop = None  # rearm_stop() -> None: set SIGINT again, for the person's code to see
 
 
 hooks = _Hooks()
 
 
-def install(emit=None, sleep=None, read_input=None, input_unavailable=None):
+def install(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_stop=None):
     hooks.emit = emit
     hooks.sleep = sleep
     hooks.read_input = read_input
     hooks.input_unavailable = input_unavailable
+    hooks.rearm_stop = rearm_stop
 
 
 def emit(kind, payload):

@@ -15,8 +15,8 @@ from . import io_hooks
 from .display import display, format_bundle
 from .figures import show_open_figures
 from . import state
-
-_CELL_PREFIX = "<cell-"
+from . import stop
+from .stop import CELL_PREFIX as _CELL_PREFIX
 # The user's variables live in __main__ itself, so that pickle finds the functions and
 # classes they define (needed to carry state to a new worker).
 _namespace = __main__.__dict__
@@ -24,11 +24,12 @@ _counter = 0
 _task = None
 
 
-def setup(emit=None, sleep=None, read_input=None, input_unavailable=None):
+def setup(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_stop=None):
     """Called once by the worker with its hooks (JS functions), and the reason ``input()``
     can never be answered in this page, if it cannot."""
-    _hooks.install(emit=emit, sleep=sleep, read_input=read_input, input_unavailable=input_unavailable)
+    _hooks.install(emit=emit, sleep=sleep, read_input=read_input, input_unavailable=input_unavailable, rearm_stop=rearm_stop)
     io_hooks.install()
+    stop.install()
     builtins.display = display
     _namespace["__name__"] = "__main__"
     _namespace["display"] = display
@@ -179,6 +180,7 @@ async def run_cell(code):
         result["status"] = "error"
         result["error"] = format_error(exc)
     finally:
+        stop.cell_finished()
         _hooks.flush_std_streams()
     try:
         show_open_figures()

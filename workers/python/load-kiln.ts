@@ -1,0 +1,18 @@
+// Kiln's Python package under real Pyodide (Node), for the unit tests of its Python side.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { loadPyodide, type PyodideAPI } from "pyodide";
+import type { PyProxy } from "pyodide/ffi";
+
+const KILN_DIR = path.join(import.meta.dirname, "kiln");
+
+/** A Pyodide with Kiln's package on its path, and `kiln.runner` imported (not set up). */
+export async function loadKiln(): Promise<{ py: PyodideAPI; runner: PyProxy }> {
+  const py = await loadPyodide();
+  py.FS.mkdirTree("/kiln-site/kiln");
+  for (const file of readdirSync(KILN_DIR)) {
+    py.FS.writeFile(`/kiln-site/kiln/${file}`, readFileSync(path.join(KILN_DIR, file)));
+  }
+  py.runPython("import sys; sys.path.insert(0, '/kiln-site')");
+  return { py, runner: py.pyimport("kiln.runner") };
+}
