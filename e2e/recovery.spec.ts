@@ -35,27 +35,26 @@ test("Stop interrupts time.sleep at once; variables survive", async ({ playgroun
   await expectValue(page, "napping", "'awake'");
 });
 
-// Stop reaches a run waiting in `await` two ways (SIGINT and a cancel of its task), which race:
-// a few rounds, each ending softly, with the next run unharmed.
-test("Stop interrupts await asyncio.sleep, without a restart, round after round", async ({ playground: page }) => {
-  await run(page, "waiting = 'kept'");
-  for (let round = 0; round < 4; round++) {
-    await runAndStop(page, "import asyncio\nawait asyncio.sleep(1000)");
+/** Stop `code` a few times over: each run ends softly (no restart), and `check` then holds. */
+async function stopSoftly(page: Page, code: string, check: [expression: string, expected: string]): Promise<void> {
+  for (let round = 0; round < 3; round++) {
+    await runAndStop(page, code);
     await expect(output(page)).toContainText("Interrupted after");
     await expect(output(page)).toContainText("Variables are kept");
-    await expectValue(page, "waiting", "'kept'");
+    await expectValue(page, ...check);
   }
+}
+
+// Stop reaches a run waiting in `await` two ways (SIGINT and a cancel of its task), which race.
+test("Stop interrupts await asyncio.sleep, without a restart, round after round", async ({ playground: page }) => {
+  await run(page, "waiting = 'kept'");
+  await stopSoftly(page, "import asyncio\nawait asyncio.sleep(1000)", ["waiting", "'kept'"]);
 });
 
 // Here asyncio's own code runs between the loop's steps, where a Stop is often seen first.
 test("Stop interrupts a loop that awaits between its steps, without a restart", async ({ playground: page }) => {
   await run(page, "ticks = 0");
-  for (let round = 0; round < 3; round++) {
-    await runAndStop(page, "import asyncio\nwhile True:\n    ticks += 1\n    await asyncio.sleep(0)");
-    await expect(output(page)).toContainText("Interrupted after");
-    await expect(output(page)).toContainText("Variables are kept");
-  }
-  await expectValue(page, "ticks > 100", "True");
+  await stopSoftly(page, "import asyncio\nwhile True:\n    ticks += 1\n    await asyncio.sleep(0)", ["ticks > 100", "True"]);
 });
 
 test("code stuck in C is stopped by replacing the worker; picklable state is restored", async ({

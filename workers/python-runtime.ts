@@ -20,7 +20,7 @@ import type {
   WorkerRunOutcome,
   WorkerStart,
 } from "./python-api";
-import { expectStdin, SIGINT, waitForStdin } from "./shared-buffers";
+import { expectStdin, STOP_SEEN, waitForStdin } from "./shared-buffers";
 import { WORKING_DIRECTORY } from "./file-paths";
 import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
 import { askEarly, pageFetchOver, pyodideCoreFiles, routeFetchesThroughPage } from "./page-fetch";
@@ -226,7 +226,7 @@ export class PythonRuntime implements PythonWorkerApi {
       (seconds: number) => this.sleep(seconds),
       (prompt: string) => this.readInput(prompt),
       this.stdinBuffer ? null : INPUT_NEEDS_ISOLATION,
-      this.interrupt ? () => this.interrupt && Atomics.store(this.interrupt, 0, SIGINT) : null,
+      this.interrupt ? () => this.interrupt && Atomics.store(this.interrupt, 0, STOP_SEEN) : null,
     );
     this.stop = this.pyodide.pyimport("kiln.stop");
   }

@@ -5,6 +5,12 @@
 
 /** Pyodide raises KeyboardInterrupt when this signal number is written to the buffer. */
 export const SIGINT = 2;
+/**
+ * What the worker writes back when Python saw SIGINT outside the person's code (SIGUSR1's
+ * number, handled alike: see kiln/stop.py). Still a Stop, raised once the person's code runs,
+ * but one that Python has seen: it is running, not stuck in C, so no reason for a hard stop.
+ */
+export const STOP_SEEN = 10;
 
 /**
  * Whether this page may share memory with its workers: only a cross-origin isolated page

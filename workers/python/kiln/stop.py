@@ -3,9 +3,11 @@
 Pyodide looks at the interrupt buffer every few ticks of whatever Python runs, and by default
 raises ``KeyboardInterrupt`` there: in asyncio's own code between two steps of a run (that step
 is then lost, and the run never ends), in Kiln's bookkeeping around a cell, or in a call the
-page makes after the run. Here a SIGINT seen outside the person's code waits for it (it is
-set again) while a run's cell has yet to finish, and is dropped once it has (it came too late
-to stop anything). Without the page's hook it is ``KeyboardInterrupt`` wherever it lands.
+page makes after the run. Here a SIGINT seen outside the person's code waits for it while a
+run's cell has yet to finish: the page's hook sets the buffer again, to SIGUSR1's number, which
+is handled alike (and tells the page that Python has seen the Stop, so it is running, not stuck
+in C). Seen once the cell has finished, it is dropped (it came too late to stop anything).
+Without the page's hook it is ``KeyboardInterrupt`` wherever it lands.
 """
 
 import signal
@@ -44,3 +46,4 @@ def cell_finished():
 
 def install():
     signal.signal(signal.SIGINT, _on_sigint)
+    signal.signal(signal.SIGUSR1, _on_sigint)
