@@ -39,6 +39,9 @@ display(Plot())`,
   const toolResult = body.messages[2].content.find((block) => block.type === "tool_result");
   expect(toolResult?.content?.find((c) => c.type === "text")?.text).toContain("mean is 4.0");
   expect(toolResult?.content?.some((c) => c.type === "image")).toBe(true);
+
+  // The page runs the conversation's Python and its warm spare, and no Python for a page not opened.
+  await expect.poll(() => page.locator("iframe[title=Python]").count(), { timeout: 30_000 }).toBe(2);
 });
 
 test("variables persist across turns, stay in their conversation, and survive a reload", async ({ page }) => {

@@ -5,12 +5,7 @@ import { SettingsDialog } from "./features/settings/SettingsDialog";
 import { SettingsProvider } from "./features/settings/settings-context";
 import { UpdatePrompt } from "./features/offline/UpdatePrompt";
 import { useOnline } from "./features/offline/use-online";
-
-type Route = "chat" | "playground";
-
-function routeFromHash(): Route {
-  return location.hash.startsWith("#/playground") ? "playground" : "chat";
-}
+import { routeFromHash, type Route } from "./route";
 
 export function App() {
   const [route, setRoute] = useState<Route>(routeFromHash);
