@@ -1,18 +1,16 @@
 /**
- * One small driver interface over three automation layers, so the cross-engine test bodies
- * (everywhere.spec.ts) are written once: Playwright drives Debian's Chromium, puppeteer-core
- * drives Firefox ESR over WebDriver BiDi, selenium-webdriver drives WebKitGTK's MiniBrowser
- * through WebKitWebDriver (classic WebDriver) under Xvfb. Page interaction goes through
- * scripts evaluated in the page, which all three run the same way.
+ * One small driver interface over two automation layers, so the cross-engine test bodies
+ * (everywhere.spec.ts) are written once: puppeteer-core drives Firefox ESR over WebDriver
+ * BiDi, selenium-webdriver drives WebKitGTK's MiniBrowser through WebKitWebDriver (classic
+ * WebDriver) under Xvfb. Page interaction goes through scripts evaluated in the page, which
+ * both run the same way.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { chromium, type Browser as PwBrowser, type BrowserContext, type Page as PwPage } from "@playwright/test";
 import puppeteer, { type Browser as PptrBrowser, type Page as PptrPage } from "puppeteer-core";
 import { Builder, By, Key, type WebDriver } from "selenium-webdriver";
-import { chromiumLaunchOptions } from "../support/chromium";
 import { freePort } from "../support/ports";
 
-export type EngineName = "chromium" | "firefox" | "webkit";
+export type EngineName = "firefox" | "webkit";
 
 export interface EnginePage {
   readonly engine: EngineName;
@@ -70,31 +68,6 @@ const ERROR_RECORDER = `(() => {
   addEventListener("error", (e) => window.__kilnErrors.push("error: " + (e.message || String(e.error))));
   addEventListener("unhandledrejection", (e) => window.__kilnErrors.push("unhandled rejection: " + String(e.reason && e.reason.message || e.reason)));
 })()`;
-
-async function chromiumEngine(): Promise<Engine> {
-  const browser: PwBrowser = await chromium.launch(chromiumLaunchOptions());
-  return {
-    name: "chromium",
-    async newPage({ serviceWorkers = false } = {}) {
-      const context: BrowserContext = await browser.newContext({ serviceWorkers: serviceWorkers ? "allow" : "block" });
-      const page: PwPage = await context.newPage();
-      const errors: string[] = [];
-      page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
-      return enginePage("chromium", {
-        navigate: (url) => page.goto(url),
-        evaluate: async <T>(expression: string) => (await page.evaluate(expression)) as T,
-        driverErrors: errors,
-        async typeOver(selector, text) {
-          await page.locator(selector).first().focus();
-          await page.keyboard.press("Control+A");
-          await page.keyboard.type(text);
-        },
-        close: () => context.close(),
-      });
-    },
-    stop: () => browser.close(),
-  };
-}
 
 async function firefoxEngine(): Promise<Engine> {
   const browser: PptrBrowser = await puppeteer.launch({ browser: "firefox", executablePath: "/usr/bin/firefox-esr", headless: true });
@@ -179,5 +152,5 @@ async function webkitEngine(): Promise<Engine> {
 }
 
 export function startEngine(name: EngineName): Promise<Engine> {
-  return { chromium: chromiumEngine, firefox: firefoxEngine, webkit: webkitEngine }[name]();
+  return { firefox: firefoxEngine, webkit: webkitEngine }[name]();
 }
