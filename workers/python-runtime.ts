@@ -220,13 +220,14 @@ export class PythonRuntime implements PythonWorkerApi {
   }
 
   private initKernel(): void {
+    const { interrupt } = this;
     this.kiln = this.pyodide.pyimport("kiln.runner");
     this.kiln.setup(
       (kind: string, payload: string) => this.emit(kind, payload),
       (seconds: number) => this.sleep(seconds),
       (prompt: string) => this.readInput(prompt),
       this.stdinBuffer ? null : INPUT_NEEDS_ISOLATION,
-      this.interrupt ? () => this.interrupt && Atomics.store(this.interrupt, 0, STOP_SEEN) : null,
+      interrupt ? () => Atomics.store(interrupt, 0, STOP_SEEN) : null,
     );
     this.stop = this.pyodide.pyimport("kiln.stop");
   }

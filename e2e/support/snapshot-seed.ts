@@ -1,10 +1,10 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, type Browser, type BrowserContext, type Page } from "@playwright/test";
+import { SNAPSHOT_CACHE } from "../../src/runtime/snapshot-cache";
 import { openPlayground } from "./playground";
 
-/** Where the app keeps Python's start-up snapshot (src/runtime/boot-snapshot.ts). */
-export const SNAPSHOT_CACHE = "kiln-python-snapshots";
+export { SNAPSHOT_CACHE };
 
 /** One stored snapshot, as the app keeps it in Cache Storage; its bytes are at `bytesUrl`. */
 export interface StoredSnapshot {

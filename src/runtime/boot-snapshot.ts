@@ -10,8 +10,8 @@
 import type { BootKind, RuntimeInfo } from "../../workers/python-api";
 import { PYODIDE_VERSION } from "../versions";
 import { version as KILN_VERSION } from "../../package.json";
+import { SNAPSHOT_CACHE } from "./snapshot-cache";
 
-const CACHE_NAME = "kiln-python-snapshots";
 /** A snapshot larger than this is not kept (a booted interpreter is about 30 MB). */
 const MAX_SNAPSHOT_BYTES = 256 << 20;
 /** Restores of one snapshot that may fail before snapshots are given up for this build. */
@@ -62,7 +62,7 @@ function snapshotKey(workerUrl: string): string | undefined {
 async function readStored(key: string): Promise<Stored> {
   await storing;
   try {
-    const response = await (await caches.open(CACHE_NAME)).match(key);
+    const response = await (await caches.open(SNAPSHOT_CACHE)).match(key);
     if (!response) return { failures: 0 };
     const failures = Number(response.headers.get("x-kiln-failed-restores") ?? 0);
     const checksum = response.headers.get("x-kiln-checksum") ?? "";
@@ -148,7 +148,7 @@ export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: Runtim
 
 async function keep(key: string, snapshot: { data: Blob; checksum: string }, failures: number): Promise<void> {
   try {
-    const cache = await caches.open(CACHE_NAME);
+    const cache = await caches.open(SNAPSHOT_CACHE);
     // Snapshots of other builds are of no use any more.
     for (const request of await cache.keys()) if (request.url !== key) await cache.delete(request);
     const headers = {

@@ -13,7 +13,7 @@ class _Hooks:
         self.sleep = None  # sleep(seconds: float) -> None, interruptible
         self.read_input = None  # read_input(prompt: str) -> str | None (None: no person to ask)
         self.input_unavailable = None  # why input() can never be answered here, if it cannot
-        self.rearm_stop = None  # rearm_stop() -> None: set SIGINT again, for the person's code to see
+        self.rearm_stop = None  # rearm_stop() -> None: set the Stop again (as STOP_SEEN), for the person's code to see
 
 
 hooks = _Hooks()
