@@ -1,12 +1,7 @@
 import { existsSync } from "node:fs";
 import type { LaunchOptions } from "@playwright/test";
 
-/**
- * Debian's Chromium, headless, with the flags this offline machine needs. Its headless shell
- * (`chromium-headless-shell`: the same engine without the browser's window and interface, what
- * Playwright itself runs headless tests in) when installed: it costs the suite a tenth less time
- * than the full browser; else the full browser.
- */
+/** Debian's Chromium, headless, with the flags this offline machine needs. */
 export const CHROMIUM_ARGS = [
   "--no-sandbox",
   "--disable-gpu",
@@ -19,7 +14,6 @@ export const CHROMIUM_ARGS = [
 
 export function chromiumLaunchOptions(): LaunchOptions {
   const executablePath =
-    process.env.CHROMIUM_PATH ??
-    ["/usr/bin/chromium-headless-shell", "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+    process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
   return { executablePath, headless: true, args: CHROMIUM_ARGS };
 }
