@@ -20,7 +20,7 @@ import type {
   WorkerRunOutcome,
   WorkerStart,
 } from "./python-api";
-import { expectStdin, STOP_SEEN, waitForStdin } from "./shared-buffers";
+import { expectStdin, STOP_SEEN, waitForStdin, waitingForStop } from "./shared-buffers";
 import { WORKING_DIRECTORY } from "./file-paths";
 import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
 import { askEarly, pageFetchOver, pyodideCoreFiles, routeFetchesThroughPage } from "./page-fetch";
@@ -402,15 +402,18 @@ export class PythonRuntime implements PythonWorkerApi {
       }
       return;
     }
-    for (;;) {
-      if (Atomics.load(this.interrupt, 0) !== 0) {
-        this.pyodide.checkInterrupt();
-        return;
+    const signal = this.interrupt;
+    waitingForStop(signal, () => {
+      for (;;) {
+        if (Atomics.load(signal, 0) !== 0) {
+          this.pyodide.checkInterrupt();
+          return;
+        }
+        const left = end - performance.now();
+        if (left <= 0) return;
+        Atomics.wait(signal, 0, 0, left);
       }
-      const left = end - performance.now();
-      if (left <= 0) return;
-      Atomics.wait(this.interrupt, 0, 0, left);
-    }
+    });
   }
 
   /** `input()`: ask the page and block until the person answers (or Stop). */
@@ -420,9 +423,11 @@ export class PythonRuntime implements PythonWorkerApi {
     this.batcher.flush();
     expectStdin(stdinBuffer);
     this.post({ type: "input-request", prompt });
-    const answer = waitForStdin(stdinBuffer, () => Atomics.load(interrupt, 0) !== 0);
-    if (answer === null && Atomics.load(interrupt, 0) !== 0) this.pyodide.checkInterrupt();
-    return answer ?? undefined;
+    return waitingForStop(interrupt, () => {
+      const answer = waitForStdin(stdinBuffer, () => Atomics.load(interrupt, 0) !== 0);
+      if (answer === null && Atomics.load(interrupt, 0) !== 0) this.pyodide.checkInterrupt();
+      return answer ?? undefined;
+    });
   }
 }
 

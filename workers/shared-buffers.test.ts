@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { answerStdin, createInterruptBuffer, createStdinBuffer, expectStdin, requestInterrupt, SIGINT, waitForStdin } from "./shared-buffers";
+import {
+  answerStdin,
+  createInterruptBuffer,
+  createStdinBuffer,
+  expectStdin,
+  requestInterrupt,
+  SIGINT,
+  STOP_SEEN,
+  stopUnseen,
+  waitForStdin,
+  waitingForStop,
+} from "./shared-buffers";
 
 describe("shared buffers", () => {
   it("passes an answer, including non-ASCII text, to a waiting reader", () => {
@@ -23,5 +34,20 @@ describe("shared buffers", () => {
     const buffer = createInterruptBuffer();
     requestInterrupt(buffer);
     expect(new Int32Array(buffer)[0]).toBe(SIGINT);
+  });
+
+  it("counts a Stop as unseen until Python looks, except while the worker waits in sleep or input()", () => {
+    const buffer = createInterruptBuffer();
+    const signal = new Int32Array(buffer);
+    expect(stopUnseen(buffer)).toBe(false);
+    requestInterrupt(buffer);
+    expect(stopUnseen(buffer)).toBe(true);
+    expect(waitingForStop(signal, () => stopUnseen(buffer))).toBe(false);
+    expect(stopUnseen(buffer)).toBe(true);
+    // Ended by an exception (KeyboardInterrupt), the wait is no longer marked.
+    expect(() => waitingForStop(signal, () => { throw new Error("KeyboardInterrupt"); })).toThrow("KeyboardInterrupt");
+    expect(stopUnseen(buffer)).toBe(true);
+    Atomics.store(signal, 0, STOP_SEEN);
+    expect(stopUnseen(buffer)).toBe(false);
   });
 });

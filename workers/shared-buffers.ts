@@ -20,8 +20,35 @@ export function sharedMemoryAvailable(): boolean {
   return typeof SharedArrayBuffer === "function" && globalThis.crossOriginIsolated === true;
 }
 
+/**
+ * The interrupt buffer: Int32 signal (Pyodide's), then Int32 "waiting", 1 while the worker is
+ * blocked in `time.sleep` or `input()` (see {@link stopUnseen}).
+ */
 export function createInterruptBuffer(): SharedArrayBuffer {
-  return new SharedArrayBuffer(4);
+  return new SharedArrayBuffer(8);
+}
+
+const WAITING = 1;
+
+/**
+ * Frame side: whether a Stop is set that Python has yet to reach a point where it looks. A worker
+ * blocked in `time.sleep` or `input()` is at such a point: the Stop wakes it, and it sees the
+ * Stop as soon as it has the processor again (on a busy machine, not always within the short
+ * grace the page gives code that may be stuck in C).
+ */
+export function stopUnseen(buffer: SharedArrayBuffer): boolean {
+  const signal = new Int32Array(buffer);
+  return Atomics.load(signal, 0) === SIGINT && Atomics.load(signal, WAITING) === 0;
+}
+
+/** Worker side: `wait()`, a block that a Stop ends, marked as waiting meanwhile (see {@link stopUnseen}). */
+export function waitingForStop<T>(signal: Int32Array, wait: () => T): T {
+  Atomics.store(signal, WAITING, 1);
+  try {
+    return wait();
+  } finally {
+    Atomics.store(signal, WAITING, 0);
+  }
 }
 
 /** Page side: ask Python to stop; also wakes a `time.sleep` waiting on the buffer. */
