@@ -114,13 +114,14 @@ async function webkitEngine(): Promise<Engine> {
     xvfb.stdout!.once("data", (data: Buffer) => resolve(`:${data.toString().trim()}`));
     xvfb.once("exit", () => reject(new Error("Xvfb did not start")));
   });
-  const port = await freePort();
-  const driver = spawn("WebKitWebDriver", [`--port=${port}`], { stdio: "ignore", env: { ...process.env, DISPLAY: display } });
-  processes.push(driver);
-  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/status`)).ok, 20_000, "WebKitWebDriver");
   return {
     name: "webkit",
     async newPage() {
+      // A WebKitWebDriver per page: it holds one session at a time, and a test may keep a page open beside a shared one.
+      const port = await freePort();
+      const driver = spawn("WebKitWebDriver", [`--port=${port}`], { stdio: "ignore", env: { ...process.env, DISPLAY: display } });
+      processes.push(driver);
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/status`)).ok, 20_000, "WebKitWebDriver");
       const session: WebDriver = await new Builder()
         .usingServer(`http://127.0.0.1:${port}`)
         .withCapabilities({ browserName: "MiniBrowser", "webkitgtk:browserOptions": { binary: MINIBROWSER, args: ["--automation"] } })
@@ -142,7 +143,10 @@ async function webkitEngine(): Promise<Engine> {
           await session.findElement(By.css(selector)).click();
           await session.actions().keyDown(Key.CONTROL).sendKeys("a").keyUp(Key.CONTROL).sendKeys(text).perform();
         },
-        close: () => session.quit(),
+        async close() {
+          await session.quit();
+          driver.kill();
+        },
       });
     },
     async stop() {

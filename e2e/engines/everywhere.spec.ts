@@ -12,7 +12,7 @@ import { expect } from "@playwright/test";
 import { hostTest } from "../support/embed-host";
 import { startEngine, type Engine, type EngineName, type EnginePage } from "./driver";
 
-const test = hostTest.extend<{ page2: EnginePage }, { engineName: EngineName; engine: Engine }>({
+const test = hostTest.extend<{ page2: EnginePage; playground: EnginePage }, { engineName: EngineName; engine: Engine; sharedPlayground: EnginePage }>({
   engineName: ["firefox", { option: true, scope: "worker" }],
   engine: [
     async ({ engineName }, use) => {
@@ -29,6 +29,23 @@ const test = hostTest.extend<{ page2: EnginePage }, { engineName: EngineName; en
     const errors = await page.errors();
     await page.close();
     expect(errors).toEqual([]);
+  },
+  // One Playground per engine and test worker, for the tests that need only a working one
+  // (each new page is a new profile, and a first visit: seconds of Pyodide's boot).
+  sharedPlayground: [
+    async ({ engine }, use, workerInfo) => {
+      const page = await engine.newPage();
+      await openPlayground(page, workerInfo.project.use.baseURL!);
+      await use(page);
+      await page.close();
+    },
+    { scope: "worker", timeout: 120_000 },
+  ],
+  playground: async ({ sharedPlayground: page }, use) => {
+    const before = (await page.errors()).length;
+    await use(page);
+    // No uncaught error in the page during this test.
+    expect((await page.errors()).slice(before)).toEqual([]);
   },
 });
 
@@ -67,8 +84,8 @@ async function fill(page: EnginePage, field: string, value: string): Promise<voi
 const labelled = (text: string) =>
   `[...document.querySelectorAll("label")].find((l) => l.textContent.trim().startsWith(${js(text)})).querySelector("input, select, textarea")`;
 
-async function openPlayground(page: EnginePage): Promise<void> {
-  await page.goto(`${base()}/#/playground`);
+async function openPlayground(page: EnginePage, origin = base()): Promise<void> {
+  await page.goto(`${origin}/#/playground`);
   await waitFor(page, `${statusText}.includes("Python ready")`);
 }
 
@@ -90,54 +107,56 @@ async function runCell(page: EnginePage, code: string, { stop = false } = {}): P
   return text;
 }
 
-test("start, run, error and rich output", async ({ page2: page }) => {
-  await openPlayground(page);
-  expect(await runCell(page, "print(6 * 7)")).toContain("42");
-  expect(await runCell(page, "1 / 0")).toContain("ZeroDivisionError");
-  await runCell(page, `type("R", (), {"_repr_markdown_": lambda self: "# Rich heading"})()`);
-  expect(await page.eval(`${OUTPUT}.querySelector("h1")?.textContent`)).toBe("Rich heading");
-});
+// These share one Playground, in this order, in one test worker.
+test.describe("in one Playground", () => {
+  test.describe.configure({ mode: "default" });
 
-test("soft stop, hard stop with restore, sleep and input() without shared memory", async ({ page2: page, engineName }) => {
-  await openPlayground(page);
-  const shared = await page.eval<boolean>("typeof SharedArrayBuffer === 'function' && crossOriginIsolated");
-  expect(shared).toBe(engineName !== "webkit");
-  await runCell(page, "x = 41");
-  // Soft where shared memory exists; elsewhere the worker is replaced and x restored.
-  expect(await runCell(page, "import time; time.sleep(60)", { stop: true })).toMatch(/KeyboardInterrupt|stopped|interrupted/i);
-  expect(await runCell(page, "print(x + 1)")).toContain("42");
-  // Stuck in C: always a replacement, with x restored.
-  expect(await runCell(page, "sum(range(10**13))", { stop: true })).toMatch(/restored|replaced|restarted/i);
-  expect(await runCell(page, "print(x + 1)")).toContain("42");
-  expect(await runCell(page, "import time; time.sleep(0.2); print('slept')")).toContain("slept");
-  if (!shared) expect(await runCell(page, "input('name? ')")).toContain("input() is not available on this page");
-});
+  test("start, run, error and rich output", async ({ playground: page }) => {
+    expect(await runCell(page, "print(6 * 7)")).toContain("42");
+    expect(await runCell(page, "1 / 0")).toContain("ZeroDivisionError");
+    await runCell(page, `type("R", (), {"_repr_markdown_": lambda self: "# Rich heading"})()`);
+    expect(await page.eval(`${OUTPUT}.querySelector("h1")?.textContent`)).toBe("Rich heading");
+  });
 
-test("upload and download of a file", async ({ page2: page }) => {
-  await openPlayground(page);
-  // Chosen in the Upload files picker (the files a person picks, set on its input).
-  await page.eval(`(() => {
-    const data = new DataTransfer();
-    data.items.add(new File(["a,b\\n1,2\\n"], "data.csv", { type: "text/csv" }));
-    const input = document.querySelector("input[type=file]");
-    input.files = data.files;
-    input.dispatchEvent(new Event("change", { bubbles: true }));
-  })()`);
-  await waitFor(page, `document.querySelector("[aria-label=Files]")?.textContent.includes("data.csv")`);
-  await runCell(page, `open("out.txt", "w").write(open("data.csv").read().upper())`);
-  await waitFor(page, `document.querySelector("[aria-label=Files]")?.textContent.includes("out.txt")`);
-  // What the download hands the browser: the blob behind the link, and the file name.
-  await page.eval(`(() => {
-    const createObjectURL = URL.createObjectURL;
-    const blobs = new Map();
-    URL.createObjectURL = (blob) => { const url = createObjectURL(blob); blobs.set(url, blob); return url; };
-    HTMLAnchorElement.prototype.click = function () {
-      if (this.download) blobs.get(this.href).text().then((text) => (window.__downloaded = { name: this.download, text }));
-    };
-  })()`);
-  await click(page, "Download out.txt");
-  await waitFor(page, "window.__downloaded");
-  expect(await page.eval("window.__downloaded")).toEqual({ name: "out.txt", text: "A,B\n1,2\n" });
+  test("soft stop, hard stop with restore, sleep and input() without shared memory", async ({ playground: page, engineName }) => {
+    const shared = await page.eval<boolean>("typeof SharedArrayBuffer === 'function' && crossOriginIsolated");
+    expect(shared).toBe(engineName !== "webkit");
+    await runCell(page, "x = 41");
+    // Soft where shared memory exists; elsewhere the worker is replaced and x restored.
+    expect(await runCell(page, "import time; time.sleep(60)", { stop: true })).toMatch(/KeyboardInterrupt|stopped|interrupted/i);
+    expect(await runCell(page, "print(x + 1)")).toContain("42");
+    // Stuck in C: always a replacement, with x restored.
+    expect(await runCell(page, "sum(range(10**13))", { stop: true })).toMatch(/restored|replaced|restarted/i);
+    expect(await runCell(page, "print(x + 1)")).toContain("42");
+    expect(await runCell(page, "import time; time.sleep(0.2); print('slept')")).toContain("slept");
+    if (!shared) expect(await runCell(page, "input('name? ')")).toContain("input() is not available on this page");
+  });
+
+  test("upload and download of a file", async ({ playground: page }) => {
+    // Chosen in the Upload files picker (the files a person picks, set on its input).
+    await page.eval(`(() => {
+      const data = new DataTransfer();
+      data.items.add(new File(["a,b\\n1,2\\n"], "data.csv", { type: "text/csv" }));
+      const input = document.querySelector("input[type=file]");
+      input.files = data.files;
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+    })()`);
+    await waitFor(page, `document.querySelector("[aria-label=Files]")?.textContent.includes("data.csv")`);
+    await runCell(page, `open("out.txt", "w").write(open("data.csv").read().upper())`);
+    await waitFor(page, `document.querySelector("[aria-label=Files]")?.textContent.includes("out.txt")`);
+    // What the download hands the browser: the blob behind the link, and the file name.
+    await page.eval(`(() => {
+      const createObjectURL = URL.createObjectURL;
+      const blobs = new Map();
+      URL.createObjectURL = (blob) => { const url = createObjectURL(blob); blobs.set(url, blob); return url; };
+      HTMLAnchorElement.prototype.click = function () {
+        if (this.download) blobs.get(this.href).text().then((text) => (window.__downloaded = { name: this.download, text }));
+      };
+    })()`);
+    await click(page, "Download out.txt");
+    await waitFor(page, "window.__downloaded");
+    expect(await page.eval("window.__downloaded")).toEqual({ name: "out.txt", text: "A,B\n1,2\n" });
+  });
 });
 
 test("a widget protocol round trip from a host on another origin", async ({ page2: page, hostOrigin }) => {
