@@ -32,9 +32,9 @@ const WAITING = 1;
 
 /**
  * Frame side: whether a Stop is set that Python has yet to reach a point where it looks. A worker
- * blocked in `time.sleep` or `input()` is at such a point: the Stop wakes it, and it sees the
- * Stop as soon as it has the processor again (on a busy machine, not always within the short
- * grace the page gives code that may be stuck in C).
+ * blocked in `time.sleep` or `input()` is at such a point: the Stop wakes `time.sleep` at once,
+ * `input()` looks every 50 ms, and either sees the Stop as soon as it has the processor (on a
+ * busy machine, not always within the short grace the page gives code that may be stuck in C).
  */
 export function stopUnseen(buffer: SharedArrayBuffer): boolean {
   const signal = new Int32Array(buffer);
