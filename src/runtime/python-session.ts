@@ -10,6 +10,7 @@ import type {
 } from "../../workers/python-api";
 import { takeWorker, warmSpare, warmSpareLater, type WorkerConfig, type WorkerHandle } from "./python-worker";
 import { emptySnapshot, merged } from "./session-state";
+import { watchStop } from "./stop-watch";
 
 export interface SessionConfig extends WorkerConfig {
   /** Per-run output cap in bytes. */
@@ -25,21 +26,8 @@ export interface SessionConfig extends WorkerConfig {
   spare?: "eager" | "on-first-run";
 }
 
-/**
- * How long Python gets to notice SIGINT before its worker is replaced. Pyodide looks at the
- * signal every 50 ticks of the interpreter and clears it when it does, so a pure-Python loop
- * notices within microseconds of having the processor; code stuck in C never does. The page
- * asks every {@link INTERRUPT_POLL_MS}, and counts only the time between prompt answers: a
- * machine too busy to answer may not have given Python a turn either.
- */
-export const HARD_STOP_GRACE_MS = 30;
-const INTERRUPT_POLL_MS = 5;
-/** The hard stop comes after this long however busy the machine is. */
-const BUSY_HARD_STOP_GRACE_MS = 1000;
 /** After a replacement, the next spare waits this long, so the restore and the next run go first. */
 const SPARE_AFTER_RECOVERY_MS = 250;
-/** Once Python has noticed SIGINT, how long it gets to finish unwinding (or stop ignoring it). */
-export const UNWIND_GRACE_MS = 3000;
 /** Workers lost in a row (crashes with no good run between) before the saved state is given up. */
 const MAX_LOSSES_BEFORE_RESET = 2;
 /** Room for displays (figures, tables) on top of the text cap, per run. */
@@ -164,7 +152,7 @@ export class PythonSession {
 
   /**
    * Stop the running code: KeyboardInterrupt first (variables survive); if Python has not
-   * stopped after {@link HARD_STOP_GRACE_MS}, its worker is replaced and state restored.
+   * stopped in time (see {@link watchStop}), its worker is replaced and state restored.
    */
   interrupt(reason: "stop" | "deadline" = "stop"): void {
     const run = this.active;
@@ -182,28 +170,9 @@ export class PythonSession {
         (cancelled) => (run.cancelled ||= cancelled),
         () => undefined,
       );
-    const hardStop = () => {
-      if (this.active === run && this.current === worker) worker.terminate("Python did not stop, so its worker was replaced.");
-    };
-    const sent = performance.now();
-    let answered = sent;
-    let calm = 0;
-    const check = async () => {
-      const pending = await worker.interruptPending().catch(() => true);
-      if (this.active !== run || this.current !== worker) return;
-      // Seen but not finished yet (a slow unwind, a busy machine): give it longer.
-      if (!pending || run.cancelled) {
-        run.hardStop = setTimeout(hardStop, UNWIND_GRACE_MS);
-        return;
-      }
-      // Only a prompt answer counts: on a machine too busy to answer, Python may not have had a turn.
-      const now = performance.now();
-      if (now - answered <= 2 * INTERRUPT_POLL_MS) calm += now - answered;
-      answered = now;
-      if (calm >= HARD_STOP_GRACE_MS || now - sent >= BUSY_HARD_STOP_GRACE_MS) hardStop();
-      else run.hardStop = setTimeout(() => void check(), INTERRUPT_POLL_MS);
-    };
-    run.hardStop = setTimeout(() => void check(), INTERRUPT_POLL_MS);
+    watchStop(worker, run, () => this.active === run && this.current === worker, () =>
+      worker.terminate("Python did not stop, so its worker was replaced."),
+    );
   }
 
   /** The state a replacement worker (or a reload) would bring back. */

@@ -1,0 +1,55 @@
+/**
+ * After a Stop: how long Python gets to see it, and to finish, before its worker is replaced.
+ */
+import type { WorkerHandle } from "./python-worker";
+
+/**
+ * How long Python gets to notice SIGINT before its worker is replaced. Pyodide looks at the
+ * signal every 50 ticks of the interpreter and clears it when it does, so a pure-Python loop
+ * notices within microseconds of having the processor; code stuck in C never does. The page
+ * asks every {@link INTERRUPT_POLL_MS}, and counts only the time between prompt answers: a
+ * machine too busy to answer may not have given Python a turn either.
+ */
+export const HARD_STOP_GRACE_MS = 30;
+const INTERRUPT_POLL_MS = 5;
+/** The hard stop comes after this long however busy the machine is. */
+const BUSY_HARD_STOP_GRACE_MS = 1000;
+/** Once Python has noticed SIGINT, how long it gets to finish unwinding (or stop ignoring it). */
+export const UNWIND_GRACE_MS = 3000;
+
+/** The stopped run: where the watch keeps its timer (cleared when the run ends), and whether its awaiting task was cancelled. */
+export interface StoppedRun {
+  hardStop?: ReturnType<typeof setTimeout>;
+  cancelled?: boolean;
+}
+
+/**
+ * Watches a Stop just sent to `worker`: `hardStop()` once Python has left SIGINT unseen through
+ * {@link HARD_STOP_GRACE_MS} of prompt answers (at most {@link BUSY_HARD_STOP_GRACE_MS}), or
+ * {@link UNWIND_GRACE_MS} after it saw it (or its awaiting task was cancelled) without the run
+ * ending. The watch ends, doing nothing, once `stillRunning()` is false.
+ */
+export function watchStop(worker: WorkerHandle, run: StoppedRun, stillRunning: () => boolean, hardStop: () => void): void {
+  const sent = performance.now();
+  let answered = sent;
+  let calm = 0;
+  const stop = () => {
+    if (stillRunning()) hardStop();
+  };
+  const check = async () => {
+    const pending = await worker.interruptPending().catch(() => true);
+    if (!stillRunning()) return;
+    // Seen but not finished yet (a slow unwind, a busy machine): give it longer.
+    if (!pending || run.cancelled) {
+      run.hardStop = setTimeout(stop, UNWIND_GRACE_MS);
+      return;
+    }
+    // Only a prompt answer counts: on a machine too busy to answer, Python may not have had a turn.
+    const now = performance.now();
+    if (now - answered <= 2 * INTERRUPT_POLL_MS) calm += now - answered;
+    answered = now;
+    if (calm >= HARD_STOP_GRACE_MS || now - sent >= BUSY_HARD_STOP_GRACE_MS) stop();
+    else run.hardStop = setTimeout(() => void check(), INTERRUPT_POLL_MS);
+  };
+  run.hardStop = setTimeout(() => void check(), INTERRUPT_POLL_MS);
+}
