@@ -10,12 +10,12 @@ import type { WorkerHandle } from "./python-worker";
  * asks every {@link INTERRUPT_POLL_MS}, and counts only the time between prompt answers: a
  * machine too busy to answer may not have given Python a turn either.
  */
-export const HARD_STOP_GRACE_MS = 30;
+const HARD_STOP_GRACE_MS = 30;
 const INTERRUPT_POLL_MS = 5;
 /** The hard stop comes after this long however busy the machine is. */
 const BUSY_HARD_STOP_GRACE_MS = 1000;
 /** Once Python has noticed SIGINT, how long it gets to finish unwinding (or stop ignoring it). */
-export const UNWIND_GRACE_MS = 3000;
+const UNWIND_GRACE_MS = 3000;
 
 /** The stopped run: where the watch keeps its timer (cleared when the run ends), and whether its awaiting task was cancelled. */
 export interface StoppedRun {
