@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { chromium, type Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { chromiumLaunchOptions } from "./support/chromium";
+import { launchOwnChromium } from "./support/chromium";
 import { openPlayground, output, run } from "./support/playground";
 
 const filesList = (page: Page) => page.getByRole("list", { name: "Files" });
@@ -66,18 +66,12 @@ test("file names with spaces, Unicode and path tricks stay inside the working di
 });
 
 test("a file over the storage quota is reported, and the files already saved are kept", async () => {
-  const testInfo = test.info();
   // A real full disk: the browser's profile on a small tmpfs (the suite runs as root), so
   // the browser itself runs out of room for a 40 MiB file.
   const disk = mkdtempSync(path.join(tmpdir(), "kiln-small-disk-"));
   execFileSync("mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", disk]);
-  const context = await chromium.launchPersistentContext(disk, {
-    ...chromiumLaunchOptions(),
-    baseURL: testInfo.project.use.baseURL,
-    serviceWorkers: "block",
-  });
+  const { context, page } = await launchOwnChromium(disk);
   try {
-    const page = context.pages()[0] ?? (await context.newPage());
     await openPlayground(page);
     await upload(page, [{ name: "small.txt", mimeType: "text/plain", buffer: Buffer.from("keep me") }]);
     await expect(filesList(page).getByRole("listitem")).toHaveCount(1);

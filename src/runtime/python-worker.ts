@@ -201,7 +201,12 @@ export class WorkerHandle {
     });
 
     this.frame = document.createElement("iframe");
-    this.frame.hidden = true;
+    // Out of sight, but not `hidden`: Chromium runs a frame that is not rendered (display: none)
+    // in a background process, at a lower CPU priority than the page, and Python would wait
+    // behind everything else the machine runs (a Stop could then go unseen past its grace).
+    Object.assign(this.frame.style, { position: "fixed", top: "0", left: "0", width: "0", height: "0", border: "0" });
+    this.frame.tabIndex = -1;
+    this.frame.setAttribute("aria-hidden", "true");
     this.frame.title = "Python";
     this.frame.setAttribute("sandbox", "allow-scripts");
     this.frame.setAttribute("allow", "cross-origin-isolated");
