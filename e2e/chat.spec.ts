@@ -208,11 +208,19 @@ test("conversations are renamed, switched and deleted after confirmation", async
   await page.getByRole("button", { name: "Renamed topic", exact: true }).click();
   await expect(messages(page).getByText("First answer.")).toBeVisible();
 
-  page.once("dialog", (dialog) => void dialog.dismiss());
+  // Deleting asks first, in the conversation's row: Cancel (or Escape) keeps it.
+  const confirmation = page.getByRole("group", { name: "Delete Renamed topic?" });
   await page.getByRole("button", { name: "Delete Renamed topic" }).click();
+  await expect(confirmation).toContainText("Delete “Renamed topic” and its Python state?");
+  await confirmation.getByRole("button", { name: "Cancel" }).click();
+  await expect(confirmation).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toBeVisible();
-  page.once("dialog", (dialog) => void dialog.accept());
   await page.getByRole("button", { name: "Delete Renamed topic" }).click();
+  await page.keyboard.press("Escape");
+  await expect(confirmation).toHaveCount(0);
+  await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toBeVisible();
+  await page.getByRole("button", { name: "Delete Renamed topic" }).click();
+  await confirmation.getByRole("button", { name: "Delete", exact: true }).click();
   await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toHaveCount(0);
   await page.reload();
   await expect(page.getByRole("button", { name: "Second topic", exact: true })).toBeVisible();

@@ -14,6 +14,8 @@ interface Props {
 export function ConversationList({ conversations, activeId, onSelect, onNew, onRename, onDelete }: Props) {
   const [renaming, setRenaming] = useState<string | null>(null);
   const [title, setTitle] = useState("");
+  // The conversation whose deletion awaits a second click, asked in its own row.
+  const [deleting, setDeleting] = useState<string | null>(null);
   return (
     <aside className="sidebar">
       <button type="button" className="new-chat" onClick={onNew}>
@@ -22,7 +24,31 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
       <ul aria-label="Conversations">
         {conversations.map((conversation) => (
           <li key={conversation.id} className={conversation.id === activeId ? "active" : undefined}>
-            {renaming === conversation.id ? (
+            {deleting === conversation.id ? (
+              <div
+                role="group"
+                className="confirm-delete"
+                aria-label={`Delete ${conversation.title}?`}
+                onKeyDown={(event) => {
+                  if (event.key === "Escape") setDeleting(null);
+                }}
+              >
+                <span>Delete “{conversation.title}” and its Python state? This cannot be undone.</span>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => {
+                    setDeleting(null);
+                    onDelete(conversation);
+                  }}
+                >
+                  Delete
+                </button>
+                <button type="button" autoFocus onClick={() => setDeleting(null)}>
+                  Cancel
+                </button>
+              </div>
+            ) : renaming === conversation.id ? (
               <form
                 onSubmit={(event) => {
                   event.preventDefault();
@@ -57,11 +83,7 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
                   type="button"
                   className="icon-button"
                   aria-label={`Delete ${conversation.title}`}
-                  onClick={() => {
-                    if (confirm(`Delete “${conversation.title}” and its Python state? This cannot be undone.`)) {
-                      onDelete(conversation);
-                    }
-                  }}
+                  onClick={() => setDeleting(conversation.id)}
                 >
                   ×
                 </button>
