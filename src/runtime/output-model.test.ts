@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { answerInput, applyEvent, applyResult, formatBytes, formatDuration, STREAM_PIECE_CHARS, statusLine } from "./output-model";
+import { answerInput, applyEvent, applyResult, formatBytes, formatDuration, formatLocalTime, STREAM_PIECE_CHARS, statusLine } from "./output-model";
 
 describe("applyEvent", () => {
   it("merges consecutive text of one stream and keeps the order of streams", () => {
@@ -60,5 +60,6 @@ describe("formatting", () => {
     expect(formatBytes(1536)).toBe("1.5 KiB");
     expect(formatDuration(12.4)).toBe("12 ms");
     expect(formatDuration(61_000)).toBe("1 min 1 s");
+    expect(formatLocalTime(new Date(2026, 0, 5, 9, 7, 30).getTime())).toBe("2026-01-05 09:07");
   });
 });

@@ -1,6 +1,6 @@
 import { useRef } from "react";
 import { WORKING_DIRECTORY } from "../../../workers/file-paths";
-import { formatBytes } from "../../runtime/output-model";
+import { formatBytes, formatLocalTime } from "../../runtime/output-model";
 import type { FilesState, SessionFiles } from "../../runtime/session-files";
 
 /** The person's files in this scope: upload, download, delete. Python sees them in its working directory. */
@@ -52,7 +52,7 @@ export function FilesPanel({ files, state }: { files: SessionFiles | null; state
               {file.path}
             </span>
             <span className="file-meta">
-              {formatBytes(file.size)} · {new Date(file.modifiedAt).toLocaleString()}
+              {formatBytes(file.size)} · {formatLocalTime(file.modifiedAt)}
             </span>
             <button type="button" className="link-button" onClick={() => void download(file.path)} aria-label={`Download ${file.path}`}>
               Download
