@@ -1,5 +1,6 @@
 import type { Page } from "@playwright/test";
-import { createXXHash64 } from "hash-wasm";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { expect, test } from "./support/test";
 import { openPlayground, output, run } from "./support/playground";
 import {
@@ -24,41 +25,49 @@ function boot(page: Page) {
   return page.getByRole("status").filter({ hasText: "Python ready" });
 }
 
-/** xxHash64 of the bytes of a `data:` URL, taken here as the worker takes it. */
-async function checksumOf(dataUrl: string): Promise<string> {
-  const bytes = Buffer.from(dataUrl.slice(dataUrl.indexOf(",") + 1), "base64");
-  return (await createXXHash64()).init().update(bytes).digest("hex");
-}
+/**
+ * hash-wasm's own xxHash64 build, evaluated in the page (as DevTools would: the page's policy
+ * does not apply), so the stored snapshots are checked where they are instead of sent here.
+ */
+const XXHASH64 = readFileSync(createRequire(import.meta.url).resolve("hash-wasm/dist/xxhash64.umd.min.js"), "utf8");
 
-/** The stored snapshots: URL, size, the checksum kept with each, the content's own, whether they match, and the first byte. */
-async function storedSnapshots(page: Page) {
-  const stored = await page.evaluate(async (name) => {
+/**
+ * The stored snapshots as the cache lists them: URL, size, the checksum kept with each, the first
+ * byte, and a SHA-256 of the content taken in the page (cheap to poll: nothing is sent here).
+ */
+async function storedEntries(page: Page) {
+  return page.evaluate(async (name) => {
     const cache = await caches.open(name);
     return Promise.all(
       (await cache.keys()).map(async (request) => {
         const response = (await cache.match(request))!;
-        const blob = await response.blob();
-        const bytes = new Uint8Array(await blob.arrayBuffer());
-        const dataUrl = await new Promise<string>((resolve) => {
-          const reader = new FileReader();
-          reader.onload = () => resolve(reader.result as string);
-          reader.readAsDataURL(blob);
-        });
-        return { url: request.url, size: bytes.length, checksum: response.headers.get("x-kiln-checksum"), first: bytes[0], dataUrl };
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        const digest = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
+        return { url: request.url, size: bytes.length, checksum: response.headers.get("x-kiln-checksum"), first: bytes[0], digest };
       }),
     );
   }, CACHE);
-  return Promise.all(
-    stored.map(async ({ dataUrl, ...rest }) => {
-      const actual = await checksumOf(dataUrl);
-      return { ...rest, actual, matches: rest.checksum === actual };
-    }),
-  );
+}
+
+/** The stored snapshots, each with the xxHash64 of its content, and whether it matches the checksum kept with it. */
+async function storedSnapshots(page: Page) {
+  const actuals = await page.evaluate<string[]>(`${XXHASH64};
+    (async () => {
+      const cache = await caches.open(${JSON.stringify(CACHE)});
+      const actuals = [];
+      for (const request of await cache.keys()) {
+        const bytes = new Uint8Array(await (await cache.match(request)).arrayBuffer());
+        actuals.push((await hashwasm.createXXHash64()).init().update(bytes).digest("hex"));
+      }
+      return actuals;
+    })()`);
+  const entries = await storedEntries(page);
+  return entries.map((entry, i) => ({ ...entry, actual: actuals[i], matches: entry.checksum === actuals[i] }));
 }
 
 /** Wait until the first boot's snapshot is stored. */
 async function snapshotStored(page: Page) {
-  await expect.poll(async () => (await storedSnapshots(page)).length, { timeout: 60_000 }).toBe(1);
+  await expect.poll(async () => (await storedEntries(page)).length, { timeout: 60_000 }).toBe(1);
   return (await storedSnapshots(page))[0];
 }
 
@@ -149,8 +158,9 @@ test.describe("from a repeat visit", () => {
 
       // The fallback's own boot made a new snapshot, which the next visit uses.
       await expect
-        .poll(async () => (await storedSnapshots(page)).map(({ matches, first }) => ({ matches, first })), { timeout: 60_000 })
-        .toEqual([{ matches: true, first: good.first }]);
+        .poll(async () => (await storedEntries(page)).filter(({ digest }) => digest !== damaged.digest).length, { timeout: 60_000 })
+        .toBe(1);
+      expect((await storedSnapshots(page)).map(({ matches, first }) => ({ matches, first }))).toEqual([{ matches: true, first: good.first }]);
       await page.reload();
       await expect(boot(page)).toHaveAttribute("data-boot", "snapshot", { timeout: 90_000 });
     });
@@ -171,7 +181,7 @@ test.describe("from a repeat visit", () => {
     );
     await page.reload();
     await expect(boot(page)).toHaveAttribute("data-boot", "fresh", { timeout: 90_000 });
-    await expect.poll(async () => (await storedSnapshots(page)).map((entry) => entry.url), { timeout: 60_000 }).toEqual([good.url]);
+    await expect.poll(async () => (await storedEntries(page)).map((entry) => entry.url), { timeout: 60_000 }).toEqual([good.url]);
   });
 });
 
