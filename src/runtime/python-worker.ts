@@ -201,9 +201,11 @@ export class WorkerHandle {
     });
 
     this.frame = document.createElement("iframe");
-    // Out of sight, but not `hidden`: Chromium runs a frame that is not rendered (display: none)
-    // in a background process, at a lower CPU priority than the page, and Python would wait
-    // behind everything else the machine runs (a Stop could then go unseen past its grace).
+    // Out of sight, but not `hidden`: Chromium backgrounds the process of a cross-origin frame
+    // that is not rendered (display: none), which on Linux lowers its main thread's priority
+    // (nice 5). That thread is the frame's own: it relays Stop and input() answers, tells the
+    // page whether Python has seen a Stop, and starts the next worker. (The worker's thread
+    // keeps its priority either way.)
     Object.assign(this.frame.style, { position: "fixed", top: "0", left: "0", width: "0", height: "0", border: "0" });
     this.frame.tabIndex = -1;
     this.frame.setAttribute("aria-hidden", "true");
