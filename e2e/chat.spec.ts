@@ -208,19 +208,24 @@ test("conversations are renamed, switched and deleted after confirmation", async
   await page.getByRole("button", { name: "Renamed topic", exact: true }).click();
   await expect(messages(page).getByText("First answer.")).toBeVisible();
 
-  // Deleting asks first, in the conversation's row: Cancel (or Escape) keeps it.
+  // Deleting asks first, in the conversation's row: Cancel (or Escape) keeps it, and focus goes back to its Delete button.
   const confirmation = page.getByRole("group", { name: "Delete Renamed topic?" });
-  await page.getByRole("button", { name: "Delete Renamed topic" }).click();
-  await expect(confirmation).toContainText("Delete “Renamed topic” and its Python state?");
+  const deleteButton = page.getByRole("button", { name: "Delete Renamed topic" });
+  await deleteButton.click();
+  await expect(confirmation).toHaveAccessibleDescription("Delete “Renamed topic” and its Python state? This cannot be undone.");
   await confirmation.getByRole("button", { name: "Cancel" }).click();
   await expect(confirmation).toHaveCount(0);
+  await expect(deleteButton).toBeFocused();
   await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toBeVisible();
-  await page.getByRole("button", { name: "Delete Renamed topic" }).click();
+  await page.keyboard.press("Enter");
+  await expect(confirmation.getByRole("button", { name: "Cancel" })).toBeFocused();
   await page.keyboard.press("Escape");
   await expect(confirmation).toHaveCount(0);
+  await expect(deleteButton).toBeFocused();
   await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toBeVisible();
-  await page.getByRole("button", { name: "Delete Renamed topic" }).click();
+  await deleteButton.click();
   await confirmation.getByRole("button", { name: "Delete", exact: true }).click();
+  await expect(page.getByRole("button", { name: "New chat" })).toBeFocused();
   await expect(page.getByRole("button", { name: "Renamed topic", exact: true })).toHaveCount(0);
   await page.reload();
   await expect(page.getByRole("button", { name: "Second topic", exact: true })).toBeVisible();

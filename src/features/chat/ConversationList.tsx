@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useId, useRef, useState } from "react";
 import type { Conversation } from "../../model/conversation";
 
 interface Props {
@@ -16,9 +16,17 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
   const [title, setTitle] = useState("");
   // The conversation whose deletion awaits a second click, asked in its own row.
   const [deleting, setDeleting] = useState<string | null>(null);
+  // Where focus goes once the question is answered: the row's Delete button when kept, New chat when deleted.
+  const keptFocus = useRef<string | null>(null);
+  const newChat = useRef<HTMLButtonElement>(null);
+  const idPrefix = useId();
+  const keep = (id: string) => {
+    keptFocus.current = id;
+    setDeleting(null);
+  };
   return (
     <aside className="sidebar">
-      <button type="button" className="new-chat" onClick={onNew}>
+      <button type="button" className="new-chat" ref={newChat} onClick={onNew}>
         New chat
       </button>
       <ul aria-label="Conversations">
@@ -29,22 +37,24 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
                 role="group"
                 className="confirm-delete"
                 aria-label={`Delete ${conversation.title}?`}
+                aria-describedby={`${idPrefix}-${conversation.id}`}
                 onKeyDown={(event) => {
-                  if (event.key === "Escape") setDeleting(null);
+                  if (event.key === "Escape") keep(conversation.id);
                 }}
               >
-                <span>Delete “{conversation.title}” and its Python state? This cannot be undone.</span>
+                <span id={`${idPrefix}-${conversation.id}`}>Delete “{conversation.title}” and its Python state? This cannot be undone.</span>
                 <button
                   type="button"
                   className="danger"
                   onClick={() => {
                     setDeleting(null);
                     onDelete(conversation);
+                    newChat.current?.focus();
                   }}
                 >
                   Delete
                 </button>
-                <button type="button" autoFocus onClick={() => setDeleting(null)}>
+                <button type="button" autoFocus onClick={() => keep(conversation.id)}>
                   Cancel
                 </button>
               </div>
@@ -83,6 +93,12 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
                   type="button"
                   className="icon-button"
                   aria-label={`Delete ${conversation.title}`}
+                  ref={(button) => {
+                    if (button && keptFocus.current === conversation.id) {
+                      keptFocus.current = null;
+                      button.focus();
+                    }
+                  }}
                   onClick={() => setDeleting(conversation.id)}
                 >
                   ×
