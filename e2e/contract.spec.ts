@@ -1,4 +1,4 @@
-import { expect, test } from "./support/fixtures";
+import { expect, test } from "./support/test";
 import { openPlayground, output, run, startRun } from "./support/playground";
 
 test("prints, returns the last value, and honours a trailing semicolon", async ({ playground: page }) => {

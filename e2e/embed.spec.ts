@@ -1,5 +1,6 @@
 import { chromium } from "@playwright/test";
 import { CHROMIUM_ARGS, chromiumLaunchOptions } from "./support/chromium";
+import { seedStoredSnapshot } from "./support/snapshot-seed";
 import {
   expect,
   KILN_ORIGIN,
@@ -138,16 +139,6 @@ test("a widget loads its warm spare only when it first runs", async ({ page, hos
   await expect(pythons).toHaveCount(2);
 });
 
-test("restart gives a fresh interpreter and says ready again", async ({ page, hostOrigin }) => {
-  await openHost(page, hostOrigin, [widgetQuery()]);
-  await waitForReady(page, 0);
-  await runInWidget(page, 0, "set", "gone_soon = 1");
-  await send(page, 0, { kiln: 1, type: "restart" });
-  await expect.poll(async () => (await messagesOf(page, 0, "ready")).length, { timeout: 90_000 }).toBe(2);
-  const result = await runInWidget(page, 0, "get", "gone_soon");
-  expect(result).toMatchObject({ status: "error", error: { ename: "NameError" } });
-});
-
 test("messages from an origin outside `origins`, or malformed ones, change nothing", async ({ page, hostOrigin }) => {
   await openHost(page, hostOrigin, [
     widgetQuery({ origins: "https://course.example" }),
@@ -189,12 +180,26 @@ test("messages from an origin outside `origins`, or malformed ones, change nothi
   expect((await received(page)).filter((m) => m.frame === 0)).toEqual([]);
 });
 
+// The tests from here on embed the widget in a page of its own site (another origin): its
+// storage is the app's, where the test's page has a snapshot, so its Pythons start from it.
+// The tests above are about hosts of another site, whose widgets get no storage and boot normally.
+
+test("restart gives a fresh interpreter and says ready again", async ({ page, sameSiteHostOrigin }) => {
+  await openHost(page, sameSiteHostOrigin, [widgetQuery()]);
+  await waitForReady(page, 0);
+  await runInWidget(page, 0, "set", "gone_soon = 1");
+  await send(page, 0, { kiln: 1, type: "restart" });
+  await expect.poll(async () => (await messagesOf(page, 0, "ready")).length, { timeout: 90_000 }).toBe(2);
+  const result = await runInWidget(page, 0, "get", "gone_soon");
+  expect(result).toMatchObject({ status: "error", error: { ename: "NameError" } });
+});
+
 test("?code=…&autorun=1 shows the output without any message from the host; readonly=1 locks the code; light or dark", async ({
   page,
-  hostOrigin,
+  sameSiteHostOrigin,
 }) => {
   const code = "total = sum(range(101))\nprint(f'total is {total}')";
-  await openHost(page, hostOrigin, [widgetQuery({ code, autorun: "1", readonly: "1" })]);
+  await openHost(page, sameSiteHostOrigin, [widgetQuery({ code, autorun: "1", readonly: "1" })]);
   const output = widget(page, 0).getByRole("region", { name: "Output" });
   await expect(output).toHaveText("total is 5050", { timeout: 90_000 });
   const editor = widget(page, 0).getByRole("textbox", { name: "Python code" });
@@ -215,9 +220,9 @@ test("?code=…&autorun=1 shows the output without any message from the host; re
 
 test("three widgets on one page each have their own interpreter, and the page stays responsive", async ({
   page,
-  hostOrigin,
+  sameSiteHostOrigin,
 }) => {
-  await openHost(page, hostOrigin, [widgetQuery(), widgetQuery(), widgetQuery()]);
+  await openHost(page, sameSiteHostOrigin, [widgetQuery(), widgetQuery(), widgetQuery()]);
   await Promise.all([0, 1, 2].map((frame) => waitForReady(page, frame)));
   await Promise.all([0, 1, 2].map((frame) => runInWidget(page, frame, "set", `name = 'widget ${frame}'`)));
   const values = await Promise.all([0, 1, 2].map((frame) => runInWidget(page, frame, "get", "name")));
@@ -243,7 +248,8 @@ test("three widgets on one page each have their own interpreter, and the page st
 
 test.describe("in a browser without Document-Isolation-Policy", () => {
   test("the widget still works: interrupt replaces Python and restores its variables; input() says why it cannot ask", async ({
-    hostOrigin,
+    sameSiteHostOrigin,
+    storedSnapshot,
   }) => {
     // Like a browser that does not know the header: the widget cannot be isolated in this host.
     const browser = await chromium.launch({
@@ -251,8 +257,10 @@ test.describe("in a browser without Document-Isolation-Policy", () => {
       args: [...CHROMIUM_ARGS, "--disable-features=DocumentIsolationPolicy"],
     });
     try {
-      const page = await browser.newPage();
-      await openHost(page, hostOrigin, [widgetQuery()]);
+      const context = await browser.newContext();
+      await seedStoredSnapshot(context, await storedSnapshot());
+      const page = await context.newPage();
+      await openHost(page, sameSiteHostOrigin, [widgetQuery()]);
       await waitForReady(page, 0);
       expect(await (await widgetFrame(page, 0)).evaluate(() => crossOriginIsolated)).toBe(false);
 

@@ -4,7 +4,7 @@ import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { expect, test } from "./support/fixtures";
+import { expect, test } from "./support/test";
 import { PACKAGE_BASE, servePackages } from "./support/package-fixtures";
 import { openPlayground, output, run } from "./support/playground";
 import { freePort } from "./support/ports";

@@ -1,7 +1,6 @@
 import { type BrowserContext, type Page, type Route } from "@playwright/test";
-import { expect, test } from "./support/test";
+import { expect, test, useTestPackages } from "./support/test";
 import { apiBase, openChat, uniqueKey } from "./support/chat";
-import { useTestPackages } from "./support/fixtures";
 import { openPlayground, output, run, startRun } from "./support/playground";
 import { PACKAGE_BASE } from "./support/package-fixtures";
 import { PYODIDE_VERSION } from "../src/versions";

@@ -1,4 +1,4 @@
-import { expect, test, useTestPackages } from "./support/fixtures";
+import { expect, test, useTestPackages } from "./support/test";
 import { openPlayground, output, run } from "./support/playground";
 
 test("a package from the lock file loads automatically on import, with its dependency", async ({

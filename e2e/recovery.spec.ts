@@ -1,4 +1,4 @@
-import { expect, test } from "./support/fixtures";
+import { expect, test } from "./support/test";
 import { editor, openPlayground, output, run, startRun } from "./support/playground";
 import { saveSettings } from "./support/settings";
 import type { Page } from "@playwright/test";

@@ -4,9 +4,8 @@ import { createRequire } from "node:module";
 import { expect, test } from "./support/test";
 import { openPlayground, output, run } from "./support/playground";
 import {
-  test as embedTest,
-  KILN_ORIGIN,
   messagesOf,
+  openHost,
   runInWidget,
   send,
   waitForReady,
@@ -177,11 +176,10 @@ test.describe("from a repeat visit", () => {
   });
 });
 
-embedTest("a widget starts from the snapshot on the host's next visit, and so does its restart", async ({ page, hostOrigin }) => {
-  // The host page, served from the widget's own site: Playwright's contexts are private windows, which
+test("a widget starts from the snapshot on the host's next visit, and so does its restart", async ({ page, sameSiteHostOrigin }) => {
+  // The host page is of the widget's own site: Playwright's contexts are private windows, which
   // block storage to embedded frames of other sites (there the widget boots normally each time).
-  await page.route((url) => url.origin === KILN_ORIGIN && url.pathname === "/host/", async (route) => route.fulfill({ response: await route.fetch({ url: `${hostOrigin}/${new URL(route.request().url()).search}` }) }));
-  await page.goto(`${KILN_ORIGIN}/host/?${new URLSearchParams([["frame", widgetQuery()]])}`);
+  await openHost(page, sameSiteHostOrigin, [widgetQuery()]);
   await waitForReady(page, 0);
   await expect(widget(page, 0).getByRole("status")).toHaveAttribute("data-boot", "fresh");
   // The widget keeps its snapshot in its own storage.

@@ -1,87 +1,13 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { test as playwrightTest, type Frame, type FrameLocator, type Page } from "@playwright/test";
-import { test as base, expect } from "./test";
+import { expect, test } from "./test";
+import { KILN_ORIGIN, serveHostPages } from "./host-pages";
 
-/** Where the widget is served: Playwright's baseURL, whose port playwright.config.ts (loaded first) picks. */
-export const KILN_ORIGIN = `http://localhost:${previewPort()}`;
-
-function previewPort(): string {
-  const port = process.env.KILN_PREVIEW_PORT;
-  if (!port) throw new Error("KILN_PREVIEW_PORT is not set: playwright.config.ts picks the preview server's port; run the tests with that config");
-  return port;
-}
-
-/**
- * `/?frame=<query>&frame=<query>…` embeds one widget per `frame` parameter, each with that
- * query string. The page records every message its frames send in `window.received`
- * (`{frame, data}`), and `window.send(frame, message)` posts to one frame.
- */
-const HOST_PAGE = (frames: string[]) => `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>Host page</title></head>
-<body>
-<h1>A page that embeds Kiln</h1>
-${frames
-  .map(
-    (query, i) =>
-      `<iframe id="widget-${i}" title="Python widget ${i + 1}" src="${KILN_ORIGIN}/embed.html${query}" allow="cross-origin-isolated" style="width:640px;height:200px;border:1px solid #ccc"></iframe>`,
-  )
-  .join("\n")}
-<script>
-  const frames = [...document.querySelectorAll("iframe")];
-  window.received = [];
-  addEventListener("message", (event) => {
-    const frame = frames.findIndex((f) => f.contentWindow === event.source);
-    window.received.push({ frame, origin: event.origin, data: event.data });
-    if (event.data && event.data.kiln === 1 && event.data.type === "resize") frames[frame].style.height = event.data.height + "px";
-  });
-  window.send = (frame, message, target = "${KILN_ORIGIN}") => frames[frame].contentWindow.postMessage(message, target);
-</script>
-</body>
-</html>`;
-
-/**
- * `hostOrigin`: a host page server on an origin of its own (another host name and a free
- * port, one per test worker), sent with no isolation headers at all: like a course site or
- * a blog that embeds the widget.
- */
-async function serveHostPages(use: (origin: string) => Promise<void>): Promise<void> {
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    if (url.pathname !== "/") {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-    res.end(HOST_PAGE(url.searchParams.getAll("frame")));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-  await new Promise((resolve) => server.close(resolve));
-}
-
-/**
- * With `hostOrigin`, failing on uncaught page errors (support/test.ts), first visits. `otherHostOrigin` is a
- * second host page server (another port, so another origin), for a page that must not hear
- * what the widget tells `hostOrigin`.
- */
-export const test = base.extend<object, { hostOrigin: string; otherHostOrigin: string }>({
-  // A widget's storage belongs to its host's site (127.0.0.1 here), not the app's: a snapshot
-  // stored for the app's own pages would not reach it.
-  repeatVisit: false,
-  // Playwright reads a fixture's dependencies from its first parameter: here, none.
-  // eslint-disable-next-line no-empty-pattern
-  hostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }],
-  // eslint-disable-next-line no-empty-pattern
-  otherHostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }],
-});
+export { expect, KILN_ORIGIN, test };
 
 /** With `hostOrigin` only, for suites that drive other engines than Playwright's (e2e/engines). */
+// Playwright reads a fixture's dependencies from its first parameter: here, none.
 // eslint-disable-next-line no-empty-pattern
-export const hostTest = playwrightTest.extend<object, { hostOrigin: string }>({ hostOrigin: [({}, use) => serveHostPages(use), { scope: "worker" }] });
-
-export { expect };
+export const hostTest = playwrightTest.extend<object, { hostOrigin: string }>({ hostOrigin: [({}, use) => serveHostPages(use, "127.0.0.1"), { scope: "worker" }] });
 
 /** `?code=…` and friends, for a `frame` parameter. */
 export function widgetQuery(params: Record<string, string> = {}): string {
