@@ -3,7 +3,6 @@ import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
 import type {
-  BootKind,
   FileInfo,
   ImportReport,
   PageFetch,
@@ -21,40 +20,10 @@ import type {
   WorkerStart,
 } from "./python-api";
 import { expectStdin, STOP_SEEN, waitForStdin, waitingForStop } from "./shared-buffers";
-import { WORKING_DIRECTORY } from "./file-paths";
 import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
-import { askEarly, pageFetchOver, pyodideCoreFiles, routeFetchesThroughPage } from "./page-fetch";
-import { restoreWithoutCopies, snapshotChecksum, type RestoreOptions } from "./snapshot-restore";
-import { compileEarly, withCompiledWasm } from "./wasm-early";
-// Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
-// page hands over as text, see src/host/host-bootstrap.ts): nothing is imported at run time,
-// which an opaque-origin worker cannot do from the app's origin.
-import { loadPyodide } from "pyodide";
-import createPyodideModule from "pyodide/pyodide.asm.mjs";
-
-/** Kiln's Python package, as text, keyed by path (`./python/kiln/runner.py`). */
-const kilnSources = import.meta.glob<string>("./python/kiln/*.py", {
-  query: "?raw",
-  import: "default",
-  eager: true,
-});
-
-const KILN_LIB = "/lib/kiln-site";
-
-/** Pyodide's options for the snapshot (experimental, underscore names; see src/runtime/boot-snapshot.ts). */
-type SnapshotOptions = { _makeSnapshot?: boolean } | RestoreOptions;
-
-/**
- * What a snapshot would freeze is made fresh after each restore: `random`'s seed (if a
- * module Kiln imports at start-up has loaded it). String hashing is not randomised in
- * Pyodide either way.
- */
-const FRESH_AFTER_RESTORE = `
-import sys
-if "random" in sys.modules:
-    sys.modules["random"].seed()
-`;
-
+import { askEarly, pageFetchOver, pyodideCoreFiles } from "./page-fetch";
+import { bootPython, freshAfterBoot } from "./python-boot";
+import { compileEarly } from "./wasm-early";
 
 interface CellResult {
   status: "ok" | "error" | "interrupted";
@@ -117,12 +86,16 @@ export class PythonRuntime implements PythonWorkerApi {
     const [wasm, ...others] = pyodideCoreFiles(options.indexURL, options.lockFileURL);
     this.pageFetch = askEarly(this.pageFetch, new Map(others.map((url) => [url, this.pageFetch(url)])));
     this.compiledWasm = this.compiledByFrame.then((module) => module ?? compileEarly(this.pageFetch(wasm)));
-    const { boot, note } = await this.boot(options);
-    this.initFilesystem();
+    const booted = await bootPython(options, {
+      pageFetch: this.pageFetch,
+      compiledWasm: this.compiledWasm,
+      prepare: (pyodide) => this.prepare(pyodide),
+    });
+    this.pyodide = booted.pyodide;
     this.initPackageIndex();
-    const snapshot = boot !== "snapshot" && options.makeSnapshot ? await this.makeSnapshot(options.sendBlobs ?? false) : undefined;
     this.initKernel();
-    if (boot === "snapshot") this.pyodide.runPython(FRESH_AFTER_RESTORE);
+    freshAfterBoot(booted);
+    const { boot, note, snapshot } = booted;
     const info: RuntimeInfo = {
       pythonVersion: this.pyodide.runPython("import sys; sys.version.split()[0]") as string,
       pyodideVersion: this.pyodide.version,
@@ -134,83 +107,15 @@ export class PythonRuntime implements PythonWorkerApi {
     return snapshot?.data instanceof Uint8Array ? Comlink.transfer(info, [snapshot.data.buffer as ArrayBuffer]) : info;
   }
 
-  /** Start Pyodide from the snapshot when there is one; any failure there is a normal boot instead. */
-  private async boot(options: WorkerInit): Promise<{ boot: BootKind; note?: string }> {
-    const normal: SnapshotOptions = options.makeSnapshot ? { _makeSnapshot: true } : {};
-    if (!options.snapshot) {
-      await this.initRuntime(options, normal);
-      return { boot: "fresh" };
-    }
-    try {
-      await this.initRuntime(options, restoreWithoutCopies(options.snapshot.data, options.snapshot.checksum));
-      if (!this.pyodide.runPython(`import sys; "kiln.runner" in sys.modules`)) throw new Error("Kiln's package is missing from it");
-      return { boot: "snapshot" };
-    } catch (error) {
-      const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      await this.initRuntime(options, normal);
-      return { boot: "fallback", note: `the snapshot could not be restored (${reason})` };
-    }
-  }
-
-  /**
-   * A snapshot of this interpreter as booted, with Kiln's package and the modules it uses
-   * imported, made before Kiln's hooks (functions of this worker) are installed and before
-   * any code runs. Absent if Pyodide cannot make one.
-   */
-  private async makeSnapshot(asBlob: boolean): Promise<{ data: Blob | Uint8Array; checksum: string } | undefined> {
-    try {
-      this.pyodide.runPython("import kiln.runner");
-      const bytes = (this.pyodide as unknown as { makeMemorySnapshot(): Uint8Array<ArrayBuffer> }).makeMemorySnapshot();
-      // A Blob reaches the page by reference; the page stores it as it is.
-      return { data: asBlob ? new Blob([bytes]) : bytes, checksum: await snapshotChecksum(bytes) };
-    } catch (error) {
-      console.warn("Python's start-up snapshot could not be made.", error);
-      return undefined;
-    } finally {
-      // Booting for a snapshot wraps the worker's globals in Pyodide's path-tracking proxy, through
-      // which getters such as `js.self.origin` fail: Python's `js` is the real global scope again.
-      this.pyodide.registerJsModule("js", globalThis);
-      (this.pyodide as unknown as { _api: { config: { jsglobals: unknown } } })._api.config.jsglobals = globalThis;
-      this.pyodide.runPython("import sys; sys.modules.pop('js', None)");
-    }
-  }
-
-
-  /**
-   * Pyodide's files all come through the page (its service worker serves them offline; the
-   * worker's own network may be off), through `fetch`.
-   */
-  private async initRuntime(options: WorkerInit, snapshot: SnapshotOptions): Promise<void> {
-    const { pageFetch } = this;
-    const lockDir = options.lockFileURL ? new URL(".", options.lockFileURL).href : "";
-    routeFetchesThroughPage(pageFetch, [options.indexURL, options.packageBaseUrl, options.lockFileURL, lockDir]);
-    this.pyodide = await withCompiledWasm(this.compiledWasm, () =>
-      loadPyodide({
-        createPyodideModule,
-        indexURL: options.indexURL,
-        ...(options.lockFileURL ? { lockFileURL: options.lockFileURL } : {}),
-        packageBaseUrl: options.packageBaseUrl,
-        env: { HOME: WORKING_DIRECTORY, MPLBACKEND: "module://kiln.mpl_backend" },
-        ...snapshot,
-      }),
-    );
+  /** The worker's hooks in a newly loaded interpreter: fatal errors, Stop, output and input. */
+  private prepare(pyodide: PyodideAPI): void {
     // Pyodide's internal hook for fatal errors: without it a dead interpreter looks busy.
-    (this.pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
+    (pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
       this.post({ type: "fatal", message: fatalMessage(error) });
-    if (this.interrupt) this.pyodide.setInterruptBuffer(this.interrupt);
-    this.pyodide.setStdout({ write: (bytes: Uint8Array) => this.write("stdout", bytes) });
-    this.pyodide.setStderr({ write: (bytes: Uint8Array) => this.write("stderr", bytes) });
-    this.pyodide.setStdin({ stdin: () => this.readInput("") ?? null });
-  }
-
-  private initFilesystem(): void {
-    const fs = this.pyodide.FS;
-    fs.mkdirTree(`${KILN_LIB}/kiln`);
-    for (const [path, source] of Object.entries(kilnSources)) {
-      fs.writeFile(`${KILN_LIB}/kiln/${path.split("/").pop()}`, source);
-    }
-    // A restored snapshot has it already.
-    this.pyodide.runPython(`import sys\nif "${KILN_LIB}" not in sys.path: sys.path.insert(0, "${KILN_LIB}")`);
+    if (this.interrupt) pyodide.setInterruptBuffer(this.interrupt);
+    pyodide.setStdout({ write: (bytes: Uint8Array) => this.write("stdout", bytes) });
+    pyodide.setStderr({ write: (bytes: Uint8Array) => this.write("stderr", bytes) });
+    pyodide.setStdin({ stdin: () => this.readInput("") ?? null });
   }
 
   private initPackageIndex(): void {
