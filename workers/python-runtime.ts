@@ -19,7 +19,7 @@ import type {
   WorkerRunOutcome,
   WorkerStart,
 } from "./python-api";
-import { expectStdin, STOP_SEEN, waitForStdin, waitingForStop } from "./shared-buffers";
+import { expectStdin, markWaiting, STOP_SEEN, waitForStdin, waitingForStop } from "./shared-buffers";
 import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
 import { askEarly, pageFetchOver, pyodideCoreFiles } from "./page-fetch";
 import { bootPython, freshAfterBoot } from "./python-boot";
@@ -133,6 +133,8 @@ export class PythonRuntime implements PythonWorkerApi {
       (prompt: string) => this.readInput(prompt),
       this.stdinBuffer ? null : INPUT_NEEDS_ISOLATION,
       interrupt ? () => Atomics.store(interrupt, 0, STOP_SEEN) : null,
+      // Undefined, not null, when absent: Pyodide gives Python JavaScript's null as `jsnull`, not None.
+      interrupt ? (waiting: boolean) => markWaiting(interrupt, waiting) : undefined,
     );
     this.stop = this.pyodide.pyimport("kiln.stop");
   }

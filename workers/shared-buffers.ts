@@ -22,7 +22,7 @@ export function sharedMemoryAvailable(): boolean {
 
 /**
  * The interrupt buffer: Int32 signal (Pyodide's), then Int32 "waiting", 1 while the worker is
- * blocked in `time.sleep` or `input()` (see {@link stopUnseen}).
+ * blocked in `time.sleep` or `input()`, or while the cell waits in `await` (see {@link stopUnseen}).
  */
 export function createInterruptBuffer(): SharedArrayBuffer {
   return new SharedArrayBuffer(8);
@@ -32,22 +32,29 @@ const WAITING = 1;
 
 /**
  * Frame side: whether a Stop is set that Python has yet to reach a point where it looks. A worker
- * blocked in `time.sleep` or `input()` is at such a point: the Stop wakes `time.sleep` at once,
- * `input()` looks every 50 ms, and either sees the Stop as soon as it has the processor (on a
- * busy machine, not always within the short grace the page gives code that may be stuck in C).
+ * blocked in `time.sleep` or `input()`, or whose cell waits in `await`, is at such a point: the
+ * Stop wakes `time.sleep` at once, `input()` looks every 50 ms, and a cell waiting in `await`
+ * sees it at its next step (or the page cancels its task); each as soon as the worker has the
+ * processor (on a busy machine, not always within the short grace the page gives code that may
+ * be stuck in C).
  */
 export function stopUnseen(buffer: SharedArrayBuffer): boolean {
   const signal = new Int32Array(buffer);
   return Atomics.load(signal, 0) === SIGINT && Atomics.load(signal, WAITING) === 0;
 }
 
-/** Worker side: `wait()`, a block that a Stop ends, marked as waiting meanwhile (see {@link stopUnseen}). */
+/** Worker side: mark the worker as at a point where a Stop is seen (see {@link stopUnseen}), or no longer. */
+export function markWaiting(signal: Int32Array, waiting: boolean): void {
+  Atomics.store(signal, WAITING, waiting ? 1 : 0);
+}
+
+/** Worker side: `wait()`, a block that a Stop ends, marked as waiting meanwhile. */
 export function waitingForStop<T>(signal: Int32Array, wait: () => T): T {
-  Atomics.store(signal, WAITING, 1);
+  markWaiting(signal, true);
   try {
     return wait();
   } finally {
-    Atomics.store(signal, WAITING, 0);
+    markWaiting(signal, false);
   }
 }
 

@@ -11,6 +11,8 @@ let py: PyodideAPI;
 let runner: PyProxy;
 const signal = new Int32Array(new SharedArrayBuffer(4));
 let rearmed = 0;
+/** What the worker's `awaiting` hook was told, in order (see kiln/stop.py). */
+const awaiting: boolean[] = [];
 
 interface Cell {
   status: string;
@@ -39,6 +41,7 @@ beforeAll(async () => {
       rearmed += 1;
       Atomics.store(signal, 0, STOP_SEEN);
     },
+    (waiting: boolean) => awaiting.push(waiting),
   );
   py.setInterruptBuffer(signal);
 }, 60_000);
@@ -66,5 +69,26 @@ describe("Stop", () => {
     expect(notACell()).toBe(2666646666700000);
     expect(rearmed).toBe(0);
     expect(Atomics.load(signal, 0)).toBe(0);
+  });
+
+  it("a cell waiting in await is marked so, and unmarked when it runs again, ends or is cancelled", async () => {
+    awaiting.length = 0;
+    const result = await run("import asyncio\nawait asyncio.sleep(0)\nawait asyncio.sleep(0.01)\n6 * 7");
+    expect(result.value).toEqual({ "text/plain": "42" });
+    expect(awaiting).toEqual([true, false, true, false]);
+
+    // Cancelled while it waits (as the page does on Stop): unmarked, and reported as interrupted.
+    awaiting.length = 0;
+    const pending = run("import asyncio\nawait asyncio.sleep(1000)");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(awaiting).toEqual([true]);
+    expect(runner.cancel()).toBe(true);
+    expect(await pending).toMatchObject({ status: "interrupted", error: { ename: "KeyboardInterrupt" } });
+    expect(awaiting).toEqual([true, false]);
+
+    // A cell with no await is never marked.
+    awaiting.length = 0;
+    expect((await run("sum(range(10))")).value).toEqual({ "text/plain": "45" });
+    expect(awaiting).toEqual([]);
   });
 });

@@ -14,17 +14,19 @@ class _Hooks:
         self.read_input = None  # read_input(prompt: str) -> str | None (None: no person to ask)
         self.input_unavailable = None  # why input() can never be answered here, if it cannot
         self.rearm_stop = None  # rearm_stop() -> None: set the Stop again (as STOP_SEEN), for the person's code to see
+        self.awaiting = None  # awaiting(bool) -> None: the cell waits in ``await`` (True), or runs again (False)
 
 
 hooks = _Hooks()
 
 
-def install(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_stop=None):
+def install(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_stop=None, awaiting=None):
     hooks.emit = emit
     hooks.sleep = sleep
     hooks.read_input = read_input
     hooks.input_unavailable = input_unavailable
     hooks.rearm_stop = rearm_stop
+    hooks.awaiting = awaiting
 
 
 def emit(kind, payload):

@@ -24,10 +24,12 @@ _counter = 0
 _task = None
 
 
-def setup(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_stop=None):
+def setup(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_stop=None, awaiting=None):
     """Called once by the worker with its hooks (JS functions), and the reason ``input()``
     can never be answered in this page, if it cannot."""
-    _hooks.install(emit=emit, sleep=sleep, read_input=read_input, input_unavailable=input_unavailable, rearm_stop=rearm_stop)
+    _hooks.install(
+        emit=emit, sleep=sleep, read_input=read_input, input_unavailable=input_unavailable, rearm_stop=rearm_stop, awaiting=awaiting
+    )
     io_hooks.install()
     stop.install()
     builtins.display = display
@@ -145,7 +147,7 @@ async def run_cell(code):
         state.note_code(runner.code)
         if runner.code.co_flags & inspect.CO_COROUTINE:
             # Top-level await: run as a task, so Stop can cancel it while it waits.
-            _task = asyncio.ensure_future(runner.run_async(_namespace))
+            _task = asyncio.ensure_future(stop.marking_awaits(runner.run_async(_namespace)))
             try:
                 value = await _task
             finally:

@@ -8,9 +8,14 @@ run's cell has yet to finish: the page's hook sets the buffer again, to SIGUSR1'
 is handled alike (and tells the page that Python has seen the Stop, so it is running, not stuck
 in C). Seen once the cell has finished, it is dropped (it came too late to stop anything).
 Without the page's hook it is ``KeyboardInterrupt`` wherever it lands.
+
+While a cell waits in ``await``, the page is told so (the ``awaiting`` hook): a Stop ends it at
+its next step, or by the page cancelling its task, as soon as the worker has the processor; the
+page does not mistake a worker that a busy machine has not yet given a turn for one stuck in C.
 """
 
 import signal
+import types
 
 from .hooks import hooks
 
@@ -32,6 +37,34 @@ def _on_sigint(signum, frame):
         raise KeyboardInterrupt
     if _run_open:
         hooks.rearm_stop()
+
+
+async def marking_awaits(coro):
+    """Run the cell's coroutine ``coro``, marked as waiting while it is suspended in ``await``."""
+    return await _marked(coro)
+
+
+@types.coroutine
+def _marked(coro):
+    awaiting = hooks.awaiting
+    value, error = None, None
+    try:
+        while True:
+            try:
+                step = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as done:
+                return done.value
+            if awaiting is not None:
+                awaiting(True)
+            try:
+                value, error = (yield step), None
+            except BaseException as exc:  # noqa: BLE001 - a cancel, or any error, goes to the cell
+                value, error = None, exc
+            finally:
+                if awaiting is not None:
+                    awaiting(False)
+    finally:
+        coro.close()
 
 
 def run_started():
