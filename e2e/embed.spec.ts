@@ -88,8 +88,10 @@ display(Card())
 test("the widget talks only to an allowed host: embedded by a page of another origin, it tells that page nothing", async ({
   page,
   hostOrigin,
-  otherHostOrigin,
+  sameSiteHostOrigin,
 }) => {
+  // The other page is of the widget's own site (its Python starts from the snapshot), on another origin.
+  const otherHostOrigin = sameSiteHostOrigin;
   expect(otherHostOrigin).not.toBe(hostOrigin);
   const onlyHost = widgetQuery({ origins: hostOrigin });
   // On the allowed host it answers: ready, its height, a run's output and result.
@@ -124,8 +126,12 @@ test("the widget talks only to an allowed host: embedded by a page of another or
   expect(await received(page)).toEqual([]);
 });
 
-test("a widget loads its warm spare only when it first runs", async ({ page, hostOrigin }) => {
-  await openHost(page, hostOrigin, [widgetQuery()]);
+// The tests from here on embed the widget in a page of its own site (another origin): its
+// storage is the app's, where the test's page has a snapshot, so its Pythons start from it.
+// The tests above embed it in hosts of another site, whose widgets get no storage and boot normally.
+
+test("a widget loads its warm spare only when it first runs", async ({ page, sameSiteHostOrigin }) => {
+  await openHost(page, sameSiteHostOrigin, [widgetQuery()]);
   // Each Python worker is started by a frame of its own, titled "Python", in the widget's page.
   const pythons = widget(page, 0).locator('iframe[title="Python"]');
   // At "Python ready" a page that loads its spare eagerly has already begun loading it: here, only the one.
@@ -139,10 +145,10 @@ test("a widget loads its warm spare only when it first runs", async ({ page, hos
   await expect(pythons).toHaveCount(2);
 });
 
-test("messages from an origin outside `origins`, or malformed ones, change nothing", async ({ page, hostOrigin }) => {
-  await openHost(page, hostOrigin, [
+test("messages from an origin outside `origins`, or malformed ones, change nothing", async ({ page, sameSiteHostOrigin }) => {
+  await openHost(page, sameSiteHostOrigin, [
     widgetQuery({ origins: "https://course.example" }),
-    widgetQuery({ origins: `https://course.example, ${hostOrigin}` }),
+    widgetQuery({ origins: `https://course.example, ${sameSiteHostOrigin}` }),
   ]);
   // The allowed widget answers; the other never says a word to this host.
   await waitForReady(page, 1);
@@ -179,10 +185,6 @@ test("messages from an origin outside `origins`, or malformed ones, change nothi
   await expect(widget(page, 0).getByRole("region", { name: "Output" })).toHaveAttribute("data-finished-runs", "0");
   expect((await received(page)).filter((m) => m.frame === 0)).toEqual([]);
 });
-
-// The tests from here on embed the widget in a page of its own site (another origin): its
-// storage is the app's, where the test's page has a snapshot, so its Pythons start from it.
-// The tests above are about hosts of another site, whose widgets get no storage and boot normally.
 
 test("restart gives a fresh interpreter and says ready again", async ({ page, sameSiteHostOrigin }) => {
   await openHost(page, sameSiteHostOrigin, [widgetQuery()]);

@@ -3,6 +3,7 @@ import { expect, test, useTestPackages } from "./support/test";
 import { apiBase, openChat, uniqueKey } from "./support/chat";
 import { openPlayground, output, run, startRun } from "./support/playground";
 import { PACKAGE_BASE } from "./support/package-fixtures";
+import { seedStoredSnapshot } from "./support/snapshot-seed";
 import { PYODIDE_VERSION } from "../src/versions";
 
 /** Offline for the page and for its service worker (whose requests `setOffline` alone misses). */
@@ -66,8 +67,10 @@ test("after one visit Kiln works offline: Python starts, runs, loads a package i
   await context.close();
 });
 
-test("offline, Stop, input() and an interruptible time.sleep still work (the cached pages stay isolated)", async ({ browser }) => {
+test("offline, Stop, input() and an interruptible time.sleep still work (the cached pages stay isolated)", async ({ browser, storedSnapshot }) => {
+  // A repeat visit (Python's start-up snapshot stored), as in the test above after its first visit.
   const context = await browser.newContext();
+  await seedStoredSnapshot(context, await storedSnapshot());
   const page = await context.newPage();
   await openPlayground(page);
   await serviceWorkerInCharge(page);
@@ -107,8 +110,9 @@ test("offline, Stop, input() and an interruptible time.sleep still work (the cac
   await context.close();
 });
 
-test("packages are cached per Pyodide version: an older version's cache is deleted, this version's is used", async ({ browser }) => {
+test("packages are cached per Pyodide version: an older version's cache is deleted, this version's is used", async ({ browser, storedSnapshot }) => {
   const context = await browser.newContext();
+  await seedStoredSnapshot(context, await storedSnapshot());
   const page = await context.newPage();
   const current = `kiln-packages-pyodide-${PYODIDE_VERSION}`;
   const older = "kiln-packages-pyodide-314.0.6";

@@ -36,8 +36,6 @@ interface WorkerFixtures {
    * its widgets get no storage, so they boot Pyodide normally.
    */
   hostOrigin: string;
-  /** A second one (another port, so another origin), for a page that must not hear what the widget tells `hostOrigin`. */
-  otherHostOrigin: string;
   /** A host page server on the widget's own site but another origin: its widgets share the app's storage. */
   sameSiteHostOrigin: string;
 }
@@ -101,8 +99,6 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   // Playwright reads a fixture's dependencies from its first parameter: here, none.
   // eslint-disable-next-line no-empty-pattern
   hostOrigin: [({}, use) => serveHostPages(use, "127.0.0.1"), { scope: "worker" }],
-  // eslint-disable-next-line no-empty-pattern
-  otherHostOrigin: [({}, use) => serveHostPages(use, "127.0.0.1"), { scope: "worker" }],
   // eslint-disable-next-line no-empty-pattern
   sameSiteHostOrigin: [({}, use) => serveHostPages(use, "localhost"), { scope: "worker" }],
 });
