@@ -90,10 +90,12 @@ test("the widget talks only to an allowed host: embedded by a page of another or
   hostOrigin,
   sameSiteHostOrigin,
 }) => {
-  // The other page is of the widget's own site (its Python starts from the snapshot), on another origin.
+  // The other page is of the widget's own site (its Python starts from the snapshot), on another
+  // origin; an allowed origin differs from it only by its port: origins are compared whole.
   const otherHostOrigin = sameSiteHostOrigin;
-  expect(otherHostOrigin).not.toBe(hostOrigin);
-  const onlyHost = widgetQuery({ origins: hostOrigin });
+  const samePortElsewhere = `http://localhost:${new URL(hostOrigin).port}`;
+  expect(otherHostOrigin).not.toBe(samePortElsewhere);
+  const onlyHost = widgetQuery({ origins: `${hostOrigin}, ${samePortElsewhere}` });
   // On the allowed host it answers: ready, its height, a run's output and result.
   await openHost(page, hostOrigin, [onlyHost]);
   await waitForReady(page, 0);

@@ -4,6 +4,7 @@ import {
   createInterruptBuffer,
   createStdinBuffer,
   expectStdin,
+  markWaiting,
   requestInterrupt,
   SIGINT,
   STOP_SEEN,
@@ -49,5 +50,17 @@ describe("shared buffers", () => {
     expect(stopUnseen(buffer)).toBe(true);
     Atomics.store(signal, 0, STOP_SEEN);
     expect(stopUnseen(buffer)).toBe(false);
+  });
+
+  it("keeps a cell waiting in await marked through another task's sleep", () => {
+    const buffer = createInterruptBuffer();
+    const signal = new Int32Array(buffer);
+    requestInterrupt(buffer);
+    markWaiting(signal, true);
+    expect(stopUnseen(buffer)).toBe(false);
+    waitingForStop(signal, () => undefined);
+    expect(stopUnseen(buffer)).toBe(false);
+    markWaiting(signal, false);
+    expect(stopUnseen(buffer)).toBe(true);
   });
 });

@@ -48,13 +48,16 @@ export function markWaiting(signal: Int32Array, waiting: boolean): void {
   Atomics.store(signal, WAITING, waiting ? 1 : 0);
 }
 
-/** Worker side: `wait()`, a block that a Stop ends, marked as waiting meanwhile. */
+/**
+ * Worker side: `wait()`, a block that a Stop ends, marked as waiting meanwhile (and then as it
+ * was: another task may block while the cell waits in `await`).
+ */
 export function waitingForStop<T>(signal: Int32Array, wait: () => T): T {
-  markWaiting(signal, true);
+  const before = Atomics.exchange(signal, WAITING, 1);
   try {
     return wait();
   } finally {
-    markWaiting(signal, false);
+    Atomics.store(signal, WAITING, before);
   }
 }
 

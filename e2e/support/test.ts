@@ -54,12 +54,15 @@ async function sharedPlayground(
   prepare?: (page: Page) => Promise<void>,
 ): Promise<void> {
   const context = await browser.newContext();
-  await seedStoredSnapshot(context, await snapshot);
-  const page = await context.newPage();
-  await openPlayground(page);
-  await prepare?.(page);
-  await use(page);
-  await context.close();
+  try {
+    await seedStoredSnapshot(context, await snapshot);
+    const page = await context.newPage();
+    await openPlayground(page);
+    await prepare?.(page);
+    await use(page);
+  } finally {
+    await context.close();
+  }
 }
 
 /**

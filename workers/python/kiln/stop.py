@@ -54,10 +54,12 @@ def _marked(coro):
                 step = coro.send(value) if error is None else coro.throw(error)
             except StopIteration as done:
                 return done.value
-            if awaiting is not None:
-                awaiting(True)
             try:
+                if awaiting is not None:
+                    awaiting(True)
                 value, error = (yield step), None
+            except GeneratorExit:
+                raise  # closed: the cell is closed too (below)
             except BaseException as exc:  # noqa: BLE001 - a cancel, or any error, goes to the cell
                 value, error = None, exc
             finally:
