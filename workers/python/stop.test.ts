@@ -86,6 +86,17 @@ describe("Stop", () => {
     expect(await pending).toMatchObject({ status: "interrupted", error: { ename: "KeyboardInterrupt" } });
     expect(awaiting).toEqual([true, false]);
 
+    // Cancelled before its first step: the cell never ran, and is not reported as never awaited.
+    py.runPython("import warnings\n_kiln_warned = []\n_kiln_show = warnings.showwarning\nwarnings.showwarning = lambda message, *rest, **more: _kiln_warned.append(str(message))");
+    awaiting.length = 0;
+    const early = run("import asyncio\nawait asyncio.sleep(1000)");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(runner.cancel()).toBe(true);
+    expect(await early).toMatchObject({ status: "interrupted" });
+    expect(awaiting).toEqual([]);
+    expect(py.runPython("import gc; gc.collect(); [w for w in _kiln_warned if 'never awaited' in w]").toJs()).toEqual([]);
+    py.runPython("warnings.showwarning = _kiln_show");
+
     // A cell with no await is never marked.
     awaiting.length = 0;
     expect((await run("sum(range(10))")).value).toEqual({ "text/plain": "45" });
