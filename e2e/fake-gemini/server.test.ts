@@ -356,7 +356,8 @@ describe("fake Gemini API", () => {
   });
 
   it("stops a run at the time limit with OUTCOME_DEADLINE_EXCEEDED and the output so far", async () => {
-    const short = await startFakeGemini({ execTimeoutMs: 500 });
+    // Long enough for python3 to start and print on a busy machine; far shorter than the sleep.
+    const short = await startFakeGemini({ execTimeoutMs: 2000 });
     try {
       const session = freshSession();
       await script(session, [{ execute: {} }], short.url);

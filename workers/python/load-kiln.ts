@@ -16,3 +16,19 @@ export async function loadKiln(): Promise<{ py: PyodideAPI; runner: PyProxy }> {
   py.runPython("import sys; sys.path.insert(0, '/kiln-site')");
   return { py, runner: py.pyimport("kiln.runner") };
 }
+
+/** A cell's result, as `kiln.runner.run_cell` returns it (see python-api.ts). */
+export interface Cell {
+  status: string;
+  value?: Record<string, string>;
+  error?: { ename: string; evalue: string; traceback: string };
+  exit_code?: number;
+}
+
+/** Run `code` as a cell and take its result as plain data. */
+export async function runCell(runner: PyProxy, code: string): Promise<Cell> {
+  const proxy = (await runner.run_cell(code)) as PyProxy;
+  const result = proxy.toJs({ dict_converter: Object.fromEntries }) as Cell;
+  proxy.destroy();
+  return result;
+}

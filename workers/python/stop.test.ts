@@ -1,8 +1,8 @@
 // Stop (SIGINT) under real Pyodide (Node): it lands only in the person's code (kiln/stop.py).
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
-import { beforeAll, describe, expect, it } from "vitest";
-import { loadKiln } from "./load-kiln";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { loadKiln, runCell } from "./load-kiln";
 
 const SIGINT = 2;
 /** The worker's hook sets this when Python saw the Stop outside the person's code (STOP_SEEN). */
@@ -14,18 +14,7 @@ let rearmed = 0;
 /** What the worker's `awaiting` hook was told, in order (see kiln/stop.py). */
 const awaiting: boolean[] = [];
 
-interface Cell {
-  status: string;
-  value?: Record<string, string>;
-  error?: { ename: string };
-}
-
-async function run(code: string): Promise<Cell> {
-  const proxy = (await runner.run_cell(code)) as PyProxy;
-  const result = proxy.toJs({ dict_converter: Object.fromEntries }) as Cell;
-  proxy.destroy();
-  return result;
-}
+const run = (code: string) => runCell(runner, code);
 
 /** Busy Python that is not a cell's (Kiln's own, asyncio's): long enough to look at the signal. */
 const notACell = () => py.runPython("sum(i * i for i in range(200_000))");
@@ -80,22 +69,34 @@ describe("Stop", () => {
     // Cancelled while it waits (as the page does on Stop): unmarked, and reported as interrupted.
     awaiting.length = 0;
     const pending = run("import asyncio\nawait asyncio.sleep(1000)");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(awaiting).toEqual([true]);
+    await vi.waitFor(() => expect(awaiting).toEqual([true]));
     expect(runner.cancel()).toBe(true);
     expect(await pending).toMatchObject({ status: "interrupted", error: { ename: "KeyboardInterrupt" } });
     expect(awaiting).toEqual([true, false]);
 
-    // Cancelled before its first step: the cell never ran, and is not reported as never awaited.
-    py.runPython("import warnings\n_kiln_warned = []\n_kiln_show = warnings.showwarning\nwarnings.showwarning = lambda message, *rest, **more: _kiln_warned.append(str(message))");
-    awaiting.length = 0;
-    const early = run("import asyncio\nawait asyncio.sleep(1000)");
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(runner.cancel()).toBe(true);
-    expect(await early).toMatchObject({ status: "interrupted" });
-    expect(awaiting).toEqual([]);
-    expect(py.runPython("import gc; gc.collect(); [w for w in _kiln_warned if 'never awaited' in w]").toJs()).toEqual([]);
-    py.runPython("warnings.showwarning = _kiln_show");
+    // Cancelled before its first step: the cell's coroutine is never made, so none is left never awaited.
+    const early = py.runPython(`
+import asyncio, gc, warnings
+from kiln import stop
+_warned, _made = [], []
+_show, warnings.showwarning = warnings.showwarning, lambda message, *rest, **more: _warned.append(str(message))
+async def _cell():
+    await asyncio.sleep(1000)
+def _start():
+    _made.append(True)
+    return _cell()
+async def _early():
+    task = asyncio.ensure_future(stop.marking_awaits(_start))
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    gc.collect()
+    warnings.showwarning = _show
+    return (len(_made), [w for w in _warned if "never awaited" in w])
+_early()`) as Promise<PyProxy>;
+    expect((await early).toJs()).toEqual([0, []]);
 
     // A cell with no await is never marked.
     awaiting.length = 0;

@@ -147,15 +147,11 @@ async def run_cell(code):
         state.note_code(runner.code)
         if runner.code.co_flags & inspect.CO_COROUTINE:
             # Top-level await: run as a task, so Stop can cancel it while it waits.
-            cell = runner.run_async(_namespace)
-            _task = asyncio.ensure_future(stop.marking_awaits(cell))
+            _task = asyncio.ensure_future(stop.marking_awaits(lambda: runner.run_async(_namespace)))
             try:
                 value = await _task
             finally:
                 _task = None
-                # Cancelled before its first step, the cell never started: closed, it is not
-                # reported as "never awaited".
-                cell.close()
         else:
             value = await runner.run_async(_namespace)
         _hooks.flush_std_streams()

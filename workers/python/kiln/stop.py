@@ -39,9 +39,11 @@ def _on_sigint(signum, frame):
         hooks.rearm_stop()
 
 
-async def marking_awaits(coro):
-    """Run the cell's coroutine ``coro``, marked as waiting while it is suspended in ``await``."""
-    return await _marked(coro)
+async def marking_awaits(start):
+    """Run the cell's coroutine, made by ``start()`` once its task first steps (a task cancelled
+    before that leaves no coroutine never awaited), marked as waiting while it is suspended in
+    ``await``."""
+    return await _marked(start())
 
 
 @types.coroutine
