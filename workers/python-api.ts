@@ -171,7 +171,7 @@ export interface FetchReply {
  * every other name keeps the value it had. A value the runs did not change is not sent again.
  *
  * Each value is one buffer: a top-level `bytes`/`bytearray`'s contents, or a protocol-5 pickle
- * with its out-of-band buffers, behind a small header (see `kiln/state.py`, `encode`). Older
+ * with its out-of-band buffers, behind a small header (see `kiln/values.py`, `encode`). Older
  * snapshots hold plain pickles; both restore.
  */
 export interface StateCapture {

@@ -1,5 +1,5 @@
 // Kiln's Python package under real Pyodide (Node): capturing a session's state after a run, and
-// restoring it in a fresh interpreter (kiln/state.py).
+// restoring it in a fresh interpreter (kiln/state.py, kiln/values.py).
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -84,11 +84,11 @@ function capture(): Capture {
 
 /** A captured value brought back, shown as Python shows it. */
 function decoded(data: Uint8Array): string {
-  const state = py.pyimport("kiln.state");
-  const value = state.decode(data) as PyProxy | string | number;
+  const values = py.pyimport("kiln.values");
+  const value = values.decode(data) as PyProxy | string | number;
   const text = py.globals.get("repr")(value) as string;
   if (typeof value === "object") value.destroy();
-  state.destroy();
+  values.destroy();
   return text;
 }
 
