@@ -70,34 +70,40 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
     <div className="conversation-with-files" {...fileDropTarget(files)}>
       <section className="conversation" aria-label="Conversation">
         <div className="conversation-bar">
-          <h1>{conversation.title}</h1>
-          <span className="usage">
-            {conversation.usage.inputTokens + conversation.usage.outputTokens} tokens in this conversation
-          </span>
-          <ModelPicker
-            settings={settings}
-            value={model}
-            disabled={busy}
-            onChange={(choice) => onChange(conversation.id, (current) => ({ ...current, model: choice }))}
-          />
-          <label className="switch">
-            <input
-              type="checkbox"
-              role="switch"
-              checked={conversation.pythonNetwork === true}
-              onChange={(event) => {
-                const pythonNetwork = event.target.checked;
-                onChange(conversation.id, (current) => ({ ...current, pythonNetwork }));
-              }}
+          <div className="conversation-heading">
+            <h1>{conversation.title}</h1>
+            <span className="usage">
+              {conversation.usage.inputTokens + conversation.usage.outputTokens} tokens in this conversation
+            </span>
+          </div>
+          <div className="conversation-actions">
+            <ModelPicker
+              settings={settings}
+              value={model}
+              disabled={busy}
+              onChange={(choice) => onChange(conversation.id, (current) => ({ ...current, model: choice }))}
             />
-            Let Python use the network
-          </label>
-          <button type="button" onClick={() => download(`${fileBase}.md`, toMarkdown(conversation, messages), "text/markdown")}>
-            Export Markdown
-          </button>
-          <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(messages), "application/x-ipynb+json")}>
-            Export notebook
-          </button>
+            <label className="switch">
+              <input
+                type="checkbox"
+                role="switch"
+                checked={conversation.pythonNetwork === true}
+                onChange={(event) => {
+                  const pythonNetwork = event.target.checked;
+                  onChange(conversation.id, (current) => ({ ...current, pythonNetwork }));
+                }}
+              />
+              Let Python use the network
+            </label>
+            <span className="exports">
+              <button type="button" onClick={() => download(`${fileBase}.md`, toMarkdown(conversation, messages), "text/markdown")}>
+                Export Markdown
+              </button>
+              <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(messages), "application/x-ipynb+json")}>
+                Export notebook
+              </button>
+            </span>
+          </div>
         </div>
         <MessageList messages={messages} busy={busy} onRetry={() => void retry()} />
         {!online && (
