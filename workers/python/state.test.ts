@@ -1,5 +1,5 @@
 // Kiln's Python package under real Pyodide (Node): capturing a session's state after a run, and
-// restoring it in a fresh interpreter (kiln/state.py, kiln/values.py).
+// restoring it in a fresh interpreter (kiln/state.py, kiln/tracker.py, kiln/values.py).
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -203,13 +203,13 @@ counter = 10 ** 20`);
   it("holds a sys.monitoring tool id while it tracks, and gives it back", async () => {
     const toolOwners = () => py.runPython("import sys\n[sys.monitoring.get_tool(i) for i in range(6)]").toJs() as (string | undefined)[];
     expect(toolOwners()).toContain("kiln-state");
-    const state = py.pyimport("kiln.state");
-    state.stop_tracking();
+    const tracker = py.pyimport("kiln.tracker");
+    tracker.stop_tracking();
     expect(toolOwners()).not.toContain("kiln-state");
     await mustRun("unseen = 1");
     expect(capture().names).toContain("unseen"); // blind: a full capture
-    expect(state.start_tracking(runner.namespace())).toBe(true);
-    state.destroy();
+    expect(tracker.start_tracking(runner.namespace())).toBe(true);
+    tracker.destroy();
     expect(toolOwners()).toContain("kiln-state");
     await mustRun("del unseen");
     expect(capture().removed).toEqual(["unseen"]);

@@ -14,7 +14,7 @@ from . import hooks as _hooks
 from . import io_hooks
 from .display import display, format_bundle
 from .figures import show_open_figures
-from . import state
+from . import state, tracker
 from . import stop
 from .stop import CELL_PREFIX as _CELL_PREFIX
 # The user's variables live in __main__ itself, so that pickle finds the functions and
@@ -36,7 +36,7 @@ def setup(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_
     _namespace["__name__"] = "__main__"
     _namespace["display"] = display
     state.set_baseline(_namespace)
-    state.start_tracking(_namespace)
+    tracker.start_tracking(_namespace)
 
 
 def namespace():
@@ -132,7 +132,7 @@ async def run_cell(code):
     from pyodide.code import CodeRunner
 
     _counter += 1
-    state.begin_run()
+    tracker.begin_run()
     filename = f"{_CELL_PREFIX}{_counter}>"
     _register_source(filename, code)
     result = {"status": "ok", "filename": filename}
@@ -144,7 +144,7 @@ async def run_cell(code):
             filename=filename,
             flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
         ).compile()
-        state.note_code(runner.code)
+        tracker.note_code(runner.code)
         if runner.code.co_flags & inspect.CO_COROUTINE:
             # Top-level await: run as a task, so Stop can cancel it while it waits.
             _task = asyncio.ensure_future(stop.marking_awaits(lambda: runner.run_async(_namespace)))

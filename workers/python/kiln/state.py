@@ -8,7 +8,7 @@ travel (generators, open files, lambdas, values too large for memory) is reporte
 
 A capture costs what the runs since the previous capture changed, not what the session holds:
 
-* **Which names a run could have changed.** ``sys.monitoring`` reports the first start (and
+* **Which names a run could have changed** (:mod:`kiln.tracker`). ``sys.monitoring`` reports the first start (and
   resumption) of every code object during a run; those whose frame's globals are the session
   namespace (the cell, functions and methods defined in cells, wherever they are called from)
   are kept, and the union of their ``co_names`` (plus the cell's own code, nested code included)
@@ -42,19 +42,11 @@ import types
 
 import __main__
 
+from . import tracker
 from .values import decode, encode
 
 _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _baseline = set()
-
-# Names that let code reach the namespace (or any variable) without naming it.
-ESCAPES = frozenset(
-    {
-        "globals", "vars", "locals", "eval", "exec", "__main__", "sys", "gc", "__dict__",
-        "__globals__", "f_globals", "f_locals", "f_back", "_getframe", "currentframe",
-        "__import__", "import_module", "modules", "runpy", "ctypes", "__builtins__",
-    }
-)  # fmt: skip
 
 # How many objects the aliasing walk may enter (and ten times as many references it may follow)
 # before it gives up and re-captures every mutable value.
@@ -89,93 +81,6 @@ def has_definitions(source, filename="<cell>"):
         return any(isinstance(node, _DEFINITIONS) for node in _parse(source, filename).body)
     except SyntaxError:
         return False
-
-
-# --- Which code ran ---------------------------------------------------------------------
-
-_TOOL_NAME = "kiln-state"
-_tool = None
-_namespace = None
-_codes = set()  # code objects run with the session's globals since the last capture
-_blind = True  # something since the last capture may have changed state unseen
-
-
-def _on_start(code, offset):
-    try:
-        globals_ = sys._getframe(1).f_globals
-    except ValueError:
-        globals_ = _namespace
-    if globals_ is _namespace:
-        _codes.add(code)
-    return sys.monitoring.DISABLE
-
-
-def start_tracking(namespace):
-    """Watch which code runs with ``namespace`` as its globals. Safe to call again."""
-    global _tool, _namespace
-    _namespace = namespace
-    monitoring = getattr(sys, "monitoring", None)
-    if monitoring is None:
-        return False
-    if _tool is None or monitoring.get_tool(_tool) != _TOOL_NAME:
-        _tool = None
-        for candidate in (4, 3):  # not the debugger's, coverage's, profiler's or optimizer's ids
-            if monitoring.get_tool(candidate) is None:
-                monitoring.use_tool_id(candidate, _TOOL_NAME)
-                _tool = candidate
-                break
-        if _tool is None:
-            return False
-    events = monitoring.events.PY_START | monitoring.events.PY_RESUME
-    monitoring.register_callback(_tool, monitoring.events.PY_START, _on_start)
-    monitoring.register_callback(_tool, monitoring.events.PY_RESUME, _on_start)
-    monitoring.set_events(_tool, events)
-    return True
-
-
-def stop_tracking():
-    """Give the ``sys.monitoring`` tool id back; every later capture is a full one."""
-    global _tool, _blind
-    if _tool is not None and sys.monitoring.get_tool(_tool) == _TOOL_NAME:
-        sys.monitoring.set_events(_tool, 0)
-        sys.monitoring.register_callback(_tool, sys.monitoring.events.PY_START, None)
-        sys.monitoring.register_callback(_tool, sys.monitoring.events.PY_RESUME, None)
-        sys.monitoring.free_tool_id(_tool)
-    _tool = None
-    _blind = True
-
-
-def begin_run(code=None):
-    """A run starts: report every code object again; ``code`` is the cell's own code.
-
-    ``restart_events`` re-enables events every tool disabled; a tool that returns ``DISABLE``
-    (as this one does) just sees its event once more."""
-    global _blind
-    if _tool is None or sys.monitoring.get_tool(_tool) != _TOOL_NAME:
-        _blind = True  # someone took the tool id: nothing is seen
-    else:
-        sys.monitoring.restart_events()
-    if code is not None:
-        note_code(code)
-
-
-def note_code(code):
-    """Count ``code`` and the code nested in it as run."""
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        _codes.add(current)
-        stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
-
-
-def _touched():
-    """Names the runs since the last capture could have changed, or None for "any"."""
-    if _blind or _tool is None or sys.monitoring.get_tool(_tool) != _TOOL_NAME:
-        return None
-    names = set()
-    for code in _codes:
-        names.update(code.co_names)
-    return None if names & ESCAPES else names
 
 
 # --- What changed -----------------------------------------------------------------------
@@ -290,7 +195,7 @@ def _changed(namespace):
     When the tracker saw everything, only touched names are looked at: a variable can only be
     bound, rebound or deleted by code that names it. The namespace's size guards that: a name
     added or removed unseen (by code outside the cells) makes the capture a full one."""
-    touched = _touched()
+    touched = tracker.touched()
     full = touched is None or _size is None
     if not full:
         names = [name for name in touched if name in namespace and _is_user_name(name)]
@@ -317,7 +222,7 @@ def _changed(namespace):
     return names, changed, removed, full
 
 
-# --- Encoding ---------------------------------------------------------------------------
+# --- Capture and restore ----------------------------------------------------------------
 
 def capture(namespace):
     """What changed since the last capture (or restore), for the page to merge.
@@ -327,7 +232,7 @@ def capture(namespace):
     variable, the names deleted, the changed names whose value does not pickle now (any earlier
     value is stale), and those of them too large to capture.
     """
-    global _blind, _size, _names_sent
+    global _size, _names_sent
     names, changed, removed, full = _changed(namespace)
     values, dropped, too_large = {}, [], []
     for name in sorted(changed):
@@ -346,8 +251,7 @@ def capture(namespace):
     if full or not _names_sent:
         captured["names"] = names if full else user_names(namespace)
         _names_sent = True
-    _codes.clear()
-    _blind = False
+    tracker.seen()
     _size = _namespace_size(namespace)
     return captured
 
@@ -371,7 +275,7 @@ def restore(namespace, cells, names, values, modules):
     Returns ``{"kept": [...], "lost": [...]}`` over ``names``. What came back counts as
     captured: the next capture sends only what changes after this.
     """
-    global _blind, _size, _names_sent
+    global _size, _names_sent
     _reset()
     for filename, source in cells:
         _replay_definitions(namespace, filename, source)
@@ -395,8 +299,7 @@ def restore(namespace, cells, names, values, modules):
             _remember(name, namespace[name])
     for name in [name for name in _known if name not in namespace]:
         _forget(name)
-    _codes.clear()
-    _blind = False
+    tracker.seen()
     _size = _namespace_size(namespace)
     _names_sent = False  # some names may not have come back
     kept = sorted(name for name in names if name in namespace)
