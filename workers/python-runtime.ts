@@ -19,7 +19,7 @@ import type {
   WorkerRunOutcome,
   WorkerStart,
 } from "./python-api";
-import { expectStdin, markWaiting, STOP_SEEN, waitForStdin, waitingForStop } from "./shared-buffers";
+import { expectStdin, markStopSeen, markWaiting, STOP_SEEN, waitForStdin, waitingForStop } from "./shared-buffers";
 import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
 import { askEarly, pageFetchOver, pyodideCoreFiles } from "./page-fetch";
 import { bootPython, freshAfterBoot } from "./python-boot";
@@ -135,6 +135,7 @@ export class PythonRuntime implements PythonWorkerApi {
       interrupt ? () => Atomics.store(interrupt, 0, STOP_SEEN) : null,
       // Undefined, not null, when absent: Pyodide gives Python JavaScript's null as `jsnull`, not None.
       interrupt ? (waiting: boolean) => markWaiting(interrupt, waiting) : undefined,
+      interrupt ? () => markStopSeen(interrupt) : undefined,
     );
     this.stop = this.pyodide.pyimport("kiln.stop");
   }
@@ -166,6 +167,8 @@ export class PythonRuntime implements PythonWorkerApi {
   cancel(runId: number): boolean {
     if (runId !== this.runId) return false;
     const signal = this.interrupt ? Atomics.exchange(this.interrupt, 0, 0) : 0;
+    // Taken here, not lost: the page must not write it again while the task is cancelled.
+    if (signal && this.interrupt) markStopSeen(this.interrupt);
     let cancelled = false;
     try {
       cancelled = this.kiln.cancel() as boolean;

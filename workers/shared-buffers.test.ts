@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   answerStdin,
+  clearInterrupt,
   createInterruptBuffer,
   createStdinBuffer,
   expectStdin,
+  markStopSeen,
   markWaiting,
   requestInterrupt,
   SIGINT,
@@ -50,6 +52,26 @@ describe("shared buffers", () => {
     expect(stopUnseen(buffer)).toBe(true);
     Atomics.store(signal, 0, STOP_SEEN);
     expect(stopUnseen(buffer)).toBe(false);
+  });
+
+  it("writes a Stop again when the buffer was cleared before Python saw it, and only then", () => {
+    const buffer = createInterruptBuffer();
+    const signal = new Int32Array(buffer);
+    requestInterrupt(buffer);
+    // Pyodide's signal check reads the buffer and then writes 0: a Stop written in between is erased.
+    Atomics.store(signal, 0, 0);
+    expect(stopUnseen(buffer)).toBe(true);
+    expect(signal[0]).toBe(SIGINT);
+    // Seen by Python (its handler marks it), the Stop is not written again.
+    markStopSeen(signal);
+    Atomics.store(signal, 0, 0);
+    expect(stopUnseen(buffer)).toBe(false);
+    expect(signal[0]).toBe(0);
+    // Nor once the page has cleared it for the next run.
+    requestInterrupt(buffer);
+    clearInterrupt(buffer);
+    expect(stopUnseen(buffer)).toBe(false);
+    expect(signal[0]).toBe(0);
   });
 
   it("keeps a cell waiting in await marked through another task's sleep", () => {

@@ -22,13 +22,17 @@ export function sharedMemoryAvailable(): boolean {
 
 /**
  * The interrupt buffer: Int32 signal (Pyodide's), then Int32 "waiting", 1 while the worker is
- * blocked in `time.sleep` or `input()`, or while the cell waits in `await` (see {@link stopUnseen}).
+ * blocked in `time.sleep` or `input()`, or while the cell waits in `await` (see {@link stopUnseen}),
+ * then Int32 "seen", 0 from a Stop until Python has seen it (see {@link markStopSeen}).
  */
 export function createInterruptBuffer(): SharedArrayBuffer {
-  return new SharedArrayBuffer(8);
+  const buffer = new SharedArrayBuffer(12);
+  Atomics.store(new Int32Array(buffer), 2, 1);
+  return buffer;
 }
 
 const WAITING = 1;
+const SEEN = 2;
 
 /**
  * Frame side: whether a Stop is set that Python has yet to reach a point where it looks. A worker
@@ -40,7 +44,17 @@ const WAITING = 1;
  */
 export function stopUnseen(buffer: SharedArrayBuffer): boolean {
   const signal = new Int32Array(buffer);
-  return Atomics.load(signal, 0) === SIGINT && Atomics.load(signal, WAITING) === 0;
+  if (Atomics.load(signal, WAITING) !== 0) return false;
+  const current = Atomics.load(signal, 0);
+  if (current === SIGINT) return true;
+  // Cleared, yet seen by nobody: the signal check Pyodide runs reads the buffer and then writes
+  // 0, two steps, so a Stop written between them is erased. It is written again.
+  return current === 0 && Atomics.load(signal, SEEN) === 0 && Atomics.compareExchange(signal, 0, 0, SIGINT) === 0;
+}
+
+/** Worker side: Python has seen the Stop (its handler ran, or the page's cancel took it). */
+export function markStopSeen(signal: Int32Array): void {
+  Atomics.store(signal, SEEN, 1);
 }
 
 /** Worker side: mark the worker as at a point where a Stop is seen (see {@link stopUnseen}), or no longer. */
@@ -61,9 +75,17 @@ export function waitingForStop<T>(signal: Int32Array, wait: () => T): T {
   }
 }
 
+/** Frame side: forget a Stop meant for an earlier run; nothing is pending any more. */
+export function clearInterrupt(buffer: SharedArrayBuffer): void {
+  const signal = new Int32Array(buffer);
+  Atomics.store(signal, SEEN, 1);
+  Atomics.store(signal, 0, 0);
+}
+
 /** Page side: ask Python to stop; also wakes a `time.sleep` waiting on the buffer. */
 export function requestInterrupt(buffer: SharedArrayBuffer): void {
   const signal = new Int32Array(buffer);
+  Atomics.store(signal, SEEN, 0);
   Atomics.store(signal, 0, SIGINT);
   Atomics.notify(signal, 0);
 }

@@ -9,7 +9,7 @@
  */
 import type { HostCommand, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
 import { isHostStart } from "../runtime/worker-guards";
-import { answerStdin, createInterruptBuffer, createStdinBuffer, requestInterrupt, stopUnseen } from "../../workers/shared-buffers";
+import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, stopUnseen } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
 import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
 import { compileWasm } from "../../workers/wasm-early";
@@ -79,7 +79,7 @@ function start(message: HostStart): void {
         if (stdinBuffer) answerStdin(stdinBuffer, null);
         return;
       case "clear-interrupt":
-        if (interruptBuffer) Atomics.store(new Int32Array(interruptBuffer), 0, 0);
+        if (interruptBuffer) clearInterrupt(interruptBuffer);
         report({ type: "answer", id: command.id, value: true });
         return;
       case "interrupt-pending":

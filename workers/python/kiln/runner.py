@@ -24,11 +24,11 @@ _counter = 0
 _task = None
 
 
-def setup(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_stop=None, awaiting=None):
+def setup(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_stop=None, awaiting=None, stop_seen=None):
     """Called once by the worker with its hooks (JS functions), and the reason ``input()``
     can never be answered in this page, if it cannot."""
     _hooks.install(
-        emit=emit, sleep=sleep, read_input=read_input, input_unavailable=input_unavailable, rearm_stop=rearm_stop, awaiting=awaiting
+        emit=emit, sleep=sleep, read_input=read_input, input_unavailable=input_unavailable, rearm_stop=rearm_stop, awaiting=awaiting, stop_seen=stop_seen
     )
     io_hooks.install()
     stop.install()

@@ -33,6 +33,8 @@ def _in_cell(frame):
 
 
 def _on_sigint(signum, frame):
+    if hooks.stop_seen is not None:
+        hooks.stop_seen()
     if hooks.rearm_stop is None or _in_cell(frame):
         raise KeyboardInterrupt
     if _run_open:
