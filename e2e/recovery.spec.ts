@@ -6,11 +6,12 @@ import type { Page } from "@playwright/test";
 /**
  * Start `code`, press Stop once it is running, and wait for the run to end. The cell first
  * prints a line and has it sent at once (`time.sleep` sends what was printed, and binds no
- * name): Stop is pressed when that line is shown, so the code itself is under way.
+ * name): Stop is pressed when that line is shown, so the code itself is under way; or, given
+ * `underWay`, when the code itself has printed that.
  */
-async function runAndStop(page: Page, code: string): Promise<void> {
+async function runAndStop(page: Page, code: string, underWay = "cell started"): Promise<void> {
   const finished = await startRun(page, `print("cell started")\n__import__("time").sleep(0)\n${code}`);
-  await expect(output(page)).toContainText("cell started");
+  await expect(output(page)).toContainText(underWay);
   await expect(page.getByRole("status")).toContainText("Running");
   await page.getByRole("button", { name: "Stop" }).click();
   await finished();
@@ -36,9 +37,9 @@ test("Stop interrupts time.sleep at once; variables survive", async ({ playgroun
 });
 
 /** Stop `code` a few times over: each run ends softly (no restart), and `check` then holds. */
-async function stopSoftly(page: Page, code: string, check: [expression: string, expected: string]): Promise<void> {
+async function stopSoftly(page: Page, code: string, check: [expression: string, expected: string], underWay?: string): Promise<void> {
   for (let round = 0; round < 3; round++) {
-    await runAndStop(page, code);
+    await runAndStop(page, code, underWay);
     await expect(output(page)).toContainText("Interrupted after");
     await expect(output(page)).toContainText("Variables are kept");
     await expectValue(page, ...check);
@@ -51,10 +52,12 @@ test("Stop interrupts await asyncio.sleep, without a restart, round after round"
   await stopSoftly(page, "import asyncio\nawait asyncio.sleep(1000)", ["waiting", "'kept'"]);
 });
 
-// Here asyncio's own code runs between the loop's steps, where a Stop is often seen first.
+// Here asyncio's own code runs between the loop's steps, where a Stop is often seen first. Stop
+// is pressed once the loop has taken 100 steps in this run, however slowly the machine runs it.
 test("Stop interrupts a loop that awaits between its steps, without a restart", async ({ playground: page }) => {
   await run(page, "ticks = 0");
-  await stopSoftly(page, "import asyncio\nwhile True:\n    ticks += 1\n    await asyncio.sleep(0)", ["ticks > 100", "True"]);
+  const loop = "import asyncio\nsteps = 0\nwhile True:\n    ticks += 1\n    steps += 1\n    if steps == 100:\n        print('100 steps')\n        __import__('time').sleep(0)\n    await asyncio.sleep(0)";
+  await stopSoftly(page, loop, ["ticks >= 100 and steps >= 100", "True"], "100 steps");
 });
 
 test("code stuck in C is stopped by replacing the worker; picklable state is restored", async ({
