@@ -10,7 +10,7 @@ import {
   requestInterrupt,
   SIGINT,
   STOP_SEEN,
-  stopUnseen,
+  keepStopPending,
   waitForStdin,
   waitingForStop,
 } from "./shared-buffers";
@@ -42,16 +42,16 @@ describe("shared buffers", () => {
   it("counts a Stop as unseen until Python looks, except while the worker waits in sleep or input()", () => {
     const buffer = createInterruptBuffer();
     const signal = new Int32Array(buffer);
-    expect(stopUnseen(buffer)).toBe(false);
+    expect(keepStopPending(buffer)).toBe(false);
     requestInterrupt(buffer);
-    expect(stopUnseen(buffer)).toBe(true);
-    expect(waitingForStop(signal, () => stopUnseen(buffer))).toBe(false);
-    expect(stopUnseen(buffer)).toBe(true);
+    expect(keepStopPending(buffer)).toBe(true);
+    expect(waitingForStop(signal, () => keepStopPending(buffer))).toBe(false);
+    expect(keepStopPending(buffer)).toBe(true);
     // Ended by an exception (KeyboardInterrupt), the wait is no longer marked.
     expect(() => waitingForStop(signal, () => { throw new Error("KeyboardInterrupt"); })).toThrow("KeyboardInterrupt");
-    expect(stopUnseen(buffer)).toBe(true);
+    expect(keepStopPending(buffer)).toBe(true);
     Atomics.store(signal, 0, STOP_SEEN);
-    expect(stopUnseen(buffer)).toBe(false);
+    expect(keepStopPending(buffer)).toBe(false);
   });
 
   it("writes a Stop again when the buffer was cleared before Python saw it, and only then", () => {
@@ -60,17 +60,17 @@ describe("shared buffers", () => {
     requestInterrupt(buffer);
     // Pyodide's signal check reads the buffer and then writes 0: a Stop written in between is erased.
     Atomics.store(signal, 0, 0);
-    expect(stopUnseen(buffer)).toBe(true);
+    expect(keepStopPending(buffer)).toBe(true);
     expect(signal[0]).toBe(SIGINT);
     // Seen by Python (its handler marks it), the Stop is not written again.
     markStopSeen(signal);
     Atomics.store(signal, 0, 0);
-    expect(stopUnseen(buffer)).toBe(false);
+    expect(keepStopPending(buffer)).toBe(false);
     expect(signal[0]).toBe(0);
     // Nor once the page has cleared it for the next run.
     requestInterrupt(buffer);
     clearInterrupt(buffer);
-    expect(stopUnseen(buffer)).toBe(false);
+    expect(keepStopPending(buffer)).toBe(false);
     expect(signal[0]).toBe(0);
   });
 
@@ -79,10 +79,10 @@ describe("shared buffers", () => {
     const signal = new Int32Array(buffer);
     requestInterrupt(buffer);
     markWaiting(signal, true);
-    expect(stopUnseen(buffer)).toBe(false);
+    expect(keepStopPending(buffer)).toBe(false);
     waitingForStop(signal, () => undefined);
-    expect(stopUnseen(buffer)).toBe(false);
+    expect(keepStopPending(buffer)).toBe(false);
     markWaiting(signal, false);
-    expect(stopUnseen(buffer)).toBe(true);
+    expect(keepStopPending(buffer)).toBe(true);
   });
 });

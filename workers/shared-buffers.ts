@@ -12,6 +12,10 @@ export const SIGINT = 2;
  */
 export const STOP_SEEN = 10;
 
+/** The interrupt buffer's slots after the signal (see {@link createInterruptBuffer}). */
+const WAITING = 1;
+const SEEN = 2;
+
 /**
  * Whether this page may share memory with its workers: only a cross-origin isolated page
  * has SharedArrayBuffer. Without it, Stop replaces the worker and `input()` cannot wait.
@@ -22,27 +26,25 @@ export function sharedMemoryAvailable(): boolean {
 
 /**
  * The interrupt buffer: Int32 signal (Pyodide's), then Int32 "waiting", 1 while the worker is
- * blocked in `time.sleep` or `input()`, or while the cell waits in `await` (see {@link stopUnseen}),
- * then Int32 "seen", 0 from a Stop until Python has seen it (see {@link markStopSeen}).
+ * blocked in `time.sleep` or `input()`, or while the cell waits in `await` (see
+ * {@link keepStopPending}), then Int32 "seen", 0 from a Stop until Python has seen it (see {@link markStopSeen}).
  */
 export function createInterruptBuffer(): SharedArrayBuffer {
   const buffer = new SharedArrayBuffer(12);
-  Atomics.store(new Int32Array(buffer), 2, 1);
+  Atomics.store(new Int32Array(buffer), SEEN, 1);
   return buffer;
 }
 
-const WAITING = 1;
-const SEEN = 2;
-
 /**
- * Frame side: whether a Stop is set that Python has yet to reach a point where it looks. A worker
- * blocked in `time.sleep` or `input()`, or whose cell waits in `await`, is at such a point: the
- * Stop wakes `time.sleep` at once, `input()` looks every 50 ms, and a cell waiting in `await`
- * sees it at its next step (or the page cancels its task); each as soon as the worker has the
- * processor (on a busy machine, not always within the short grace the page gives code that may
+ * Frame side: keeps a Stop pending until Python has seen it (a Stop erased unseen is written
+ * again, below), and tells whether one is pending: set, with Python yet to reach a point where it
+ * looks. A worker blocked in `time.sleep` or `input()`, or whose cell waits in `await`, is at such
+ * a point: the Stop wakes `time.sleep` at once, `input()` looks every 50 ms, and a cell waiting in
+ * `await` sees it at its next step (or the page cancels its task); each as soon as the worker has
+ * the processor (on a busy machine, not always within the short grace the page gives code that may
  * be stuck in C).
  */
-export function stopUnseen(buffer: SharedArrayBuffer): boolean {
+export function keepStopPending(buffer: SharedArrayBuffer): boolean {
   const signal = new Int32Array(buffer);
   if (Atomics.load(signal, WAITING) !== 0) return false;
   const current = Atomics.load(signal, 0);
@@ -57,7 +59,7 @@ export function markStopSeen(signal: Int32Array): void {
   Atomics.store(signal, SEEN, 1);
 }
 
-/** Worker side: mark the worker as at a point where a Stop is seen (see {@link stopUnseen}), or no longer. */
+/** Worker side: mark the worker as at a point where a Stop is seen (see {@link keepStopPending}), or no longer. */
 export function markWaiting(signal: Int32Array, waiting: boolean): void {
   Atomics.store(signal, WAITING, waiting ? 1 : 0);
 }

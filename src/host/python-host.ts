@@ -9,7 +9,7 @@
  */
 import type { HostCommand, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
 import { isHostStart } from "../runtime/worker-guards";
-import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, stopUnseen } from "../../workers/shared-buffers";
+import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, keepStopPending } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
 import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
 import { compileWasm } from "../../workers/wasm-early";
@@ -84,7 +84,7 @@ function start(message: HostStart): void {
         return;
       case "interrupt-pending":
         // Without an interrupt buffer, SIGINT is never seen. STOP_SEEN is a Stop that Python has seen.
-        report({ type: "answer", id: command.id, value: !interruptBuffer || stopUnseen(interruptBuffer) });
+        report({ type: "answer", id: command.id, value: !interruptBuffer || keepStopPending(interruptBuffer) });
         return;
       case "terminate":
         worker?.terminate();
