@@ -54,7 +54,7 @@ export function runtimeRows(r) {
   if (r.interrupt) {
     for (const [key, label] of [["busyLoop", "interrupt `while True: pass`"], ["sleep", "interrupt `time.sleep(1000)`"]]) {
       const t = r.interrupt[key];
-      rows.push([label, f(t.ms), t.hardStops ? `${t.hardStops} of ${t.trials} trials needed a hard stop` : "", `target < 100 ms: ${verdict(t.ms < 100 && !t.hardStops)}`]);
+      rows.push([label, f(t.ms), t.hardStops ? `${t.hardStops} of ${t.trials} trials needed a hard stop (${t.hardStopMs?.map(f).join(", ")})` : "", `target < 100 ms: ${verdict(t.ms < 100 && !t.hardStops)}`]);
     }
   }
   if (r.recovery) {
