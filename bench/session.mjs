@@ -92,8 +92,8 @@ export async function roundTrips(page, kinds) {
 
 /**
  * SIGINT to KeyboardInterrupt; trials where Python had to be replaced (a hard stop) are counted
- * apart, with how long each took: about 30 ms of Python not seeing the Stop, or 3 s of Python
- * having seen it and not stopping.
+ * apart, with how long each took: the recovery plus 30 ms of Python not seeing the Stop, or plus
+ * 3 s of Python having seen it and not stopping.
  */
 export async function interruptLatency(page, code) {
   const times = [];
