@@ -147,8 +147,9 @@ function cacheNames(page: Page): Promise<string[]> {
   return page.evaluate(() => caches.keys());
 }
 
-test("offline, the chat says so, sends nothing, and keeps the draft across a reload", async ({ browser }) => {
+test("offline, the chat says so, sends nothing, and keeps the draft across a reload", async ({ browser, storedSnapshot }) => {
   const context = await browser.newContext();
+  await seedStoredSnapshot(context, await storedSnapshot());
   const page = await context.newPage();
   const key = uniqueKey("offline");
   // Every request the browser tries to make to the API, whether or not it could get out.
