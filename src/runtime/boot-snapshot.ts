@@ -11,6 +11,7 @@ import type { BootKind, RuntimeInfo } from "../../workers/python-api";
 import { PYODIDE_VERSION } from "../versions";
 import { version as KILN_VERSION } from "../../package.json";
 import { SNAPSHOT_CACHE } from "./snapshot-cache";
+import { dropPeerSnapshot, giveUpMaking, offerFromPeers, shareWithPeers, sharingWithPeers } from "./snapshot-peers";
 
 /** A snapshot larger than this is not kept (a booted interpreter is about 30 MB). */
 const MAX_SNAPSHOT_BYTES = 256 << 20;
@@ -35,6 +36,8 @@ export interface SnapshotOffer {
 interface Stored {
   snapshot?: { data: Blob; checksum: string };
   failures: number;
+  /** This page may not use storage: its snapshot is shared with Kiln's other pages in the host page (see snapshot-peers.ts). */
+  noStorage?: boolean;
 }
 
 /** One read of the stored snapshot per page (and per store), shared by every worker. */
@@ -69,8 +72,8 @@ async function readStored(key: string): Promise<Stored> {
     if (failures >= MAX_FAILED_RESTORES) return { failures };
     return { snapshot: { data: await response.blob(), checksum }, failures };
   } catch {
-    // No storage here (a widget in a browser that blocks third-party storage): every start boots normally.
-    return { failures: MAX_FAILED_RESTORES };
+    // No storage here (a widget in a browser that blocks third-party storage).
+    return { failures: 0, noStorage: true };
   }
 }
 
@@ -106,16 +109,22 @@ async function makeOrWait(key: string): Promise<boolean> {
 
 /** This page is done making the snapshot (stored, or its worker could not start): other pages go on. */
 export function releaseSnapshotHold(): void {
+  giveUpMaking();
   release?.();
   release = undefined;
 }
 
-/** What the next worker of this page starts from. Never rejects. */
-export async function offerSnapshot(workerUrl: string): Promise<SnapshotOffer> {
+/**
+ * What the next worker of this page starts from; `starting` is that worker's start (a page
+ * without storage takes until then to agree with its peers). Never rejects.
+ */
+export async function offerSnapshot(workerUrl: string, starting: Promise<unknown>): Promise<SnapshotOffer> {
   const key = snapshotKey(workerUrl);
   if (!key) return { makeSnapshot: false, failures: 0 };
   stored ??= readStored(key);
-  let { snapshot, failures } = await stored;
+  const found = await stored;
+  if (found.noStorage) return offerFromPeers(key, starting);
+  let { snapshot, failures } = found;
   if (!snapshot && failures < MAX_FAILED_RESTORES && !(await makeOrWait(key))) {
     // Another page made it meanwhile (or gave up): read again.
     stored = readStored(key);
@@ -136,6 +145,12 @@ export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: Runtim
   counts[info.boot] += 1;
   if (info.boot === "fallback") console.info(`Python started without its snapshot: ${info.bootNote ?? "it could not be restored"}.`);
   const key = snapshotKey(workerUrl);
+  if (sharingWithPeers()) {
+    if (info.boot === "fallback") dropPeerSnapshot();
+    else if (snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) shareWithPeers(snapshot);
+    giveUpMaking();
+    return rest;
+  }
   if (key && snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) {
     // A stored snapshot that could not be restored counts against this build; the new one replaces it.
     const failures = info.boot === "fallback" ? offer.failures + 1 : 0;

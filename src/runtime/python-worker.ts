@@ -234,7 +234,7 @@ export class WorkerHandle {
       .catch((error: unknown) => this.fail(error));
 
     // The snapshot is read (once per page) while the frame starts.
-    const offer = offerSnapshot(workerUrl);
+    const offer = offerSnapshot(workerUrl, started);
     const init = Promise.all([started, offer]).then(async ([, offer]) => {
       const { snapshot, makeSnapshot } = offer;
       const sendBlobs = await this.api.readsBlobs();

@@ -1,0 +1,62 @@
+import { describe, expect, it, vi } from "vitest";
+
+type Peers = typeof import("./snapshot-peers");
+
+/**
+ * BroadcastChannel as the browser has it, within this process: each message reaches every
+ * other channel of the same name, later (Node's own cannot carry Blobs).
+ */
+class Channel {
+  static open = new Set<Channel>();
+  onmessage: ((event: { data: unknown }) => void) | null = null;
+  constructor(readonly name: string) {
+    Channel.open.add(this);
+  }
+  postMessage(data: unknown): void {
+    for (const other of Channel.open) {
+      if (other !== this && other.name === this.name) setTimeout(() => other.onmessage?.({ data }), 5);
+    }
+  }
+}
+vi.stubGlobal("BroadcastChannel", Channel);
+
+/** One page of Kiln: a module instance of its own, as each page has. */
+async function page(): Promise<Peers> {
+  vi.resetModules();
+  return import("./snapshot-peers");
+}
+
+const KEY = `test ${Math.random()}`;
+const snapshot = { data: new Blob([new Uint8Array([1, 2, 3])]), checksum: "abc" };
+
+describe("sharing the snapshot between pages without storage", () => {
+  it("of pages that ask together, one makes the snapshot and the others restore it", async () => {
+    const pages = [await page(), await page(), await page()];
+    const offers = pages.map((peers) => peers.offerFromPeers(`${KEY} a`, Promise.resolve()));
+    // Each page decides once its worker has started (here at once), after the shortest wait.
+    const makers: number[] = [];
+    offers.forEach((offer, i) => void offer.then(({ makeSnapshot }) => makeSnapshot && makers.push(i)));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(makers).toHaveLength(1);
+    pages[makers[0]].shareWithPeers(snapshot);
+    const others = await Promise.all(offers.filter((_, i) => i !== makers[0]));
+    for (const offer of others) {
+      expect(offer.makeSnapshot).toBe(false);
+      expect(offer.snapshot?.checksum).toBe("abc");
+      expect(await offer.snapshot?.data.arrayBuffer()).toEqual(await snapshot.data.arrayBuffer());
+    }
+    // A page that asks later gets it at once from any page that holds it.
+    const late = await (await page()).offerFromPeers(`${KEY} a`, Promise.resolve());
+    expect(late).toMatchObject({ makeSnapshot: false, snapshot: { checksum: "abc" } });
+  });
+
+  it("a page waiting for a maker that gives up boots normally, and makes nothing", async () => {
+    const [first, second] = [await page(), await page()];
+    const made = await first.offerFromPeers(`${KEY} b`, Promise.resolve());
+    expect(made.makeSnapshot).toBe(true);
+    const waiting = second.offerFromPeers(`${KEY} b`, Promise.resolve());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    first.giveUpMaking();
+    expect(await waiting).toEqual({ makeSnapshot: false, failures: 0 });
+  });
+});
