@@ -10,11 +10,9 @@
 import type { BootKind, RuntimeInfo } from "../../workers/python-api";
 import { PYODIDE_VERSION } from "../versions";
 import { version as KILN_VERSION } from "../../package.json";
-import { SNAPSHOT_CACHE } from "./snapshot-cache";
+import { MAX_SNAPSHOT_BYTES, SNAPSHOT_CACHE } from "./snapshot-cache";
 import { dropPeerSnapshot, giveUpMaking, offerFromPeers, shareWithPeers, sharingWithPeers } from "./snapshot-peers";
 
-/** A snapshot larger than this is not kept (a booted interpreter is about 30 MB). */
-const MAX_SNAPSHOT_BYTES = 256 << 20;
 /** Restores of one snapshot that may fail before snapshots are given up for this build. */
 const MAX_FAILED_RESTORES = 2;
 
@@ -108,10 +106,15 @@ async function makeOrWait(key: string): Promise<boolean> {
 }
 
 /** This page is done making the snapshot (stored, or its worker could not start): other pages go on. */
-export function releaseSnapshotHold(): void {
-  giveUpMaking();
+function releaseSnapshotHold(): void {
   release?.();
   release = undefined;
+}
+
+/** A worker given `offer` did not start (it failed, or was ended first): pages waiting for its snapshot go on. */
+export function abandonOffer(offer: SnapshotOffer): void {
+  giveUpMaking(offer);
+  releaseSnapshotHold();
 }
 
 /**
@@ -147,8 +150,9 @@ export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: Runtim
   const key = snapshotKey(workerUrl);
   if (sharingWithPeers()) {
     if (info.boot === "fallback") dropPeerSnapshot();
-    else if (snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) shareWithPeers(snapshot);
-    giveUpMaking();
+    // Only the one worker asked to make it; anything else is not passed on.
+    if (offer.makeSnapshot && snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) shareWithPeers(snapshot);
+    giveUpMaking(offer);
     return rest;
   }
   if (key && snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) {

@@ -11,7 +11,7 @@ import type {
   WorkerInit,
 } from "../../workers/python-api";
 import { serveFetches } from "./worker-fetches";
-import { releaseSnapshotHold, offerSnapshot, settleBoot } from "./boot-snapshot";
+import { abandonOffer, offerSnapshot, settleBoot } from "./boot-snapshot";
 import {
   dropped,
   isBoolean,
@@ -243,9 +243,9 @@ export class WorkerHandle {
       const info = await this.api.init(snapshot && data ? { ...options, snapshot: { data, checksum: snapshot.checksum } } : options);
       return settleBoot(workerUrl, offer, info);
     });
-    init.catch(releaseSnapshotHold);
     this.ready = Promise.race([init, this.gone]);
-    this.ready.catch(() => undefined);
+    // Failed, or ended before it was ready (a call to an ended worker never answers).
+    this.ready.catch(() => void offer.then(abandonOffer));
     started.catch((error: unknown) => this.fail(error));
   }
 

@@ -27,7 +27,7 @@ async function page(): Promise<Peers> {
 }
 
 const KEY = `test ${Math.random()}`;
-const snapshot = { data: new Blob([new Uint8Array([1, 2, 3])]), checksum: "abc" };
+const snapshot = { data: new Blob([new Uint8Array([1, 2, 3])]), checksum: "0123456789abcdef" };
 
 describe("sharing the snapshot between pages without storage", () => {
   it("of pages that ask together, one makes the snapshot and the others restore it", async () => {
@@ -42,12 +42,12 @@ describe("sharing the snapshot between pages without storage", () => {
     const others = await Promise.all(offers.filter((_, i) => i !== makers[0]));
     for (const offer of others) {
       expect(offer.makeSnapshot).toBe(false);
-      expect(offer.snapshot?.checksum).toBe("abc");
+      expect(offer.snapshot?.checksum).toBe(snapshot.checksum);
       expect(await offer.snapshot?.data.arrayBuffer()).toEqual(await snapshot.data.arrayBuffer());
     }
     // A page that asks later gets it at once from any page that holds it.
     const late = await (await page()).offerFromPeers(`${KEY} a`, Promise.resolve());
-    expect(late).toMatchObject({ makeSnapshot: false, snapshot: { checksum: "abc" } });
+    expect(late).toMatchObject({ makeSnapshot: false, snapshot: { checksum: snapshot.checksum } });
   });
 
   it("a page waiting for a maker that gives up boots normally, and makes nothing", async () => {
@@ -56,7 +56,36 @@ describe("sharing the snapshot between pages without storage", () => {
     expect(made.makeSnapshot).toBe(true);
     const waiting = second.offerFromPeers(`${KEY} b`, Promise.resolve());
     await new Promise((resolve) => setTimeout(resolve, 500));
-    first.giveUpMaking();
+    first.giveUpMaking(made);
     expect(await waiting).toEqual({ makeSnapshot: false, failures: 0 });
+  });
+
+  it("of two workers of one page that ask together, one makes it and the other waits for it", async () => {
+    const peers = await page();
+    const [one, two] = [peers.offerFromPeers(`${KEY} c`, Promise.resolve()), peers.offerFromPeers(`${KEY} c`, Promise.resolve())];
+    const made = await Promise.race([one, two]);
+    expect(made.makeSnapshot).toBe(true);
+    // A worker of the page that has yet to start cannot give up the other's making.
+    peers.giveUpMaking({ makeSnapshot: false, failures: 0 });
+    peers.shareWithPeers(snapshot);
+    const offers = await Promise.all([one, two]);
+    expect(offers.filter((offer) => offer.makeSnapshot)).toHaveLength(1);
+    expect(offers.find((offer) => !offer.makeSnapshot)?.snapshot?.checksum).toBe(snapshot.checksum);
+  });
+
+  it("takes no snapshot that is malformed, and none again once one failed to restore", async () => {
+    const [maker, other] = [await page(), await page()];
+    expect((await maker.offerFromPeers(`${KEY} d`, Promise.resolve())).makeSnapshot).toBe(true);
+    const waiting = other.offerFromPeers(`${KEY} d`, Promise.resolve());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Another page of the origin sends what no worker of Kiln's made: ignored.
+    new Channel(`kiln-python-snapshot ${KEY} d`).postMessage({ type: "snapshot", snapshot: { data: snapshot.data, checksum: "not hex" } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    maker.shareWithPeers(snapshot);
+    expect((await waiting).snapshot?.checksum).toBe(snapshot.checksum);
+    other.dropPeerSnapshot();
+    maker.shareWithPeers(snapshot);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await other.offerFromPeers(`${KEY} d`, Promise.resolve())).toEqual({ makeSnapshot: false, failures: 0 });
   });
 });

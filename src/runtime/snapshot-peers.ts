@@ -2,11 +2,15 @@
  * Widgets in a browser that gives embedded frames of another site no storage (no Cache Storage,
  * no Web Locks) still start from one snapshot per host page: Kiln's pages in that host page
  * share it over a BroadcastChannel, which only pages of Kiln's own origin in the same storage
- * partition can use. One page makes it, chosen by lot among the pages that ask at the same
- * time; the others wait for it (as pages wait for a stored one), and a page that asks later
- * gets it from any page that holds it. Nothing is kept once the host page is gone.
+ * partition can use (neither the host page nor Python, whose frame's origin is opaque). One
+ * page makes it, chosen by lot among the pages that ask at the same time; the others wait for
+ * it (as pages wait for a stored one), and a page that asks later gets it from any page that
+ * holds it. What a page passes on is only ever a snapshot that a worker of Kiln's made as the
+ * answer to its start-up call, before any code ran in it. Nothing is kept once the host page is
+ * gone.
  */
 import type { SnapshotOffer } from "./boot-snapshot";
+import { MAX_SNAPSHOT_BYTES } from "./snapshot-cache";
 
 interface Snapshot {
   data: Blob;
@@ -30,24 +34,35 @@ const WAIT_MS = 30_000;
 let channel: BroadcastChannel | undefined;
 /** The snapshot this page made or was given. */
 let held: Snapshot | undefined;
-/** This page's first worker is making the snapshot. */
-let making = false;
+/** A snapshot failed to restore here: this page takes no other. */
+let refused = false;
+/** The offer of this page's one worker that makes the snapshot, while it does. */
+let making: SnapshotOffer | undefined;
 /** This page's ticket while it takes part in choosing a maker, and whether a page beat it. */
 let ticket: number | undefined;
 let beaten = false;
+/** The choice under way, which workers of this page that ask meanwhile share. */
 let offer: Promise<SnapshotOffer> | undefined;
-/** Resolves the wait for another page's snapshot (undefined: its maker gave up). */
-let arrived: ((snapshot: Snapshot | undefined) => void) | undefined;
+/** Those waiting for a snapshot (undefined: its maker gave up). */
+const waiting = new Set<(snapshot: Snapshot | undefined) => void>();
 
 function isPeerMessage(value: unknown): value is PeerMessage {
   if (typeof value !== "object" || value === null) return false;
   const message = value as Record<string, unknown>;
   switch (message.type) {
     case "ask":
-      return typeof message.ticket === "number" && typeof message.reply === "boolean";
+      return Number.isFinite(message.ticket) && typeof message.reply === "boolean";
     case "snapshot": {
       const snapshot = message.snapshot as Record<string, unknown> | null;
-      return typeof snapshot === "object" && snapshot !== null && snapshot.data instanceof Blob && typeof snapshot.checksum === "string";
+      return (
+        typeof snapshot === "object" &&
+        snapshot !== null &&
+        snapshot.data instanceof Blob &&
+        snapshot.data.size > 0 &&
+        snapshot.data.size <= MAX_SNAPSHOT_BYTES &&
+        typeof snapshot.checksum === "string" &&
+        /^[0-9a-f]{16}$/.test(snapshot.checksum)
+      );
     }
     default:
       return message.type === "making" || message.type === "none";
@@ -56,6 +71,11 @@ function isPeerMessage(value: unknown): value is PeerMessage {
 
 function post(message: PeerMessage): void {
   channel?.postMessage(message);
+}
+
+function settle(snapshot: Snapshot | undefined): void {
+  for (const resolve of waiting) resolve(snapshot);
+  waiting.clear();
 }
 
 function receive(message: PeerMessage): void {
@@ -73,15 +93,24 @@ function receive(message: PeerMessage): void {
       if (ticket !== undefined) beaten = true;
       return;
     case "snapshot":
+      if (refused) return;
       held ??= message.snapshot;
-      arrived?.(held);
+      settle(held);
       return;
     case "none":
-      arrived?.(undefined);
+      // An earlier maker gave up: pages choosing a maker now go on choosing.
+      if (ticket === undefined) settle(undefined);
   }
 }
 
 const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+
+/** A snapshot from another page (or this page's maker), or undefined once its maker gave up or after {@link WAIT_MS}. */
+function snapshotToCome(): Promise<Snapshot | undefined> {
+  return Promise.race([new Promise<Snapshot | undefined>((resolve) => waiting.add(resolve)), after(WAIT_MS, undefined)]);
+}
+
+const bootNormally = (snapshot?: Snapshot): SnapshotOffer => ({ makeSnapshot: false, failures: 0, ...(snapshot ? { snapshot } : {}) });
 
 async function choose(key: string, starting: Promise<unknown>): Promise<SnapshotOffer> {
   if (!channel) {
@@ -89,33 +118,38 @@ async function choose(key: string, starting: Promise<unknown>): Promise<Snapshot
     channel.onmessage = (event: MessageEvent<unknown>) => {
       if (isPeerMessage(event.data)) receive(event.data);
     };
+    // A page that goes away while it makes the snapshot says so: the others boot normally.
+    if (typeof addEventListener === "function") addEventListener("pagehide", () => making && post({ type: "none" }));
   }
-  const given = new Promise<Snapshot | undefined>((resolve) => (arrived = resolve));
+  const given = snapshotToCome();
   const mine = Math.random();
   ticket = mine;
   beaten = false;
   post({ type: "ask", ticket: mine, reply: false });
   const chosen = Promise.all([after(ELECTION_MS, null), starting.catch(() => undefined)]).then(() => null);
-  let snapshot = await Promise.race([given, chosen]);
+  const early = await Promise.race([given, chosen]);
   ticket = undefined;
-  if (snapshot === null && !beaten) {
-    making = true;
-    return { makeSnapshot: true, failures: 0 };
-  }
-  if (snapshot === null) snapshot = await Promise.race([given, after(WAIT_MS, undefined)]);
-  arrived = undefined;
-  return { makeSnapshot: false, failures: 0, ...(snapshot ? { snapshot } : {}) };
+  if (early !== null) return bootNormally(early);
+  if (!beaten) return { makeSnapshot: true, failures: 0 };
+  return bootNormally(await given);
 }
 
 /**
  * What the next worker of a page without storage starts from, decided once `starting` (its
  * worker's start) has settled. Never rejects.
  */
-export function offerFromPeers(key: string, starting: Promise<unknown>): Promise<SnapshotOffer> {
-  if (held) return Promise.resolve({ makeSnapshot: false, failures: 0, snapshot: held });
-  if (typeof BroadcastChannel === "undefined") return Promise.resolve({ makeSnapshot: false, failures: 0 });
+export async function offerFromPeers(key: string, starting: Promise<unknown>): Promise<SnapshotOffer> {
+  if (held || refused || typeof BroadcastChannel === "undefined") return bootNormally(held);
+  // Another worker of this page makes it: this one waits for it too.
+  if (making) return bootNormally(await snapshotToCome());
   offer ??= choose(key, starting);
-  return offer;
+  const chosen = await offer;
+  offer = undefined;
+  if (!chosen.makeSnapshot) return chosen;
+  // Workers of this page that asked together: the first makes it, the others wait for it.
+  if (making) return bootNormally(await snapshotToCome());
+  making = chosen;
+  return chosen;
 }
 
 /** Whether this page's snapshots go to its peers (it has no storage). */
@@ -126,21 +160,21 @@ export function sharingWithPeers(): boolean {
 /** This page's worker made the snapshot: every page waiting for it gets it, and so does any page that asks later. */
 export function shareWithPeers(snapshot: Snapshot): void {
   held ??= snapshot;
-  making = false;
+  making = undefined;
   post({ type: "snapshot", snapshot: held });
+  settle(held);
 }
 
-/** This page's worker made no snapshot (it failed to start): the pages waiting for it boot normally. */
-export function giveUpMaking(): void {
-  if (!making) return;
-  making = false;
-  offer = undefined;
+/** The worker given `given` made no snapshot (it failed to start): the pages waiting for it boot normally. */
+export function giveUpMaking(given: SnapshotOffer): void {
+  if (given !== making) return;
+  making = undefined;
   post({ type: "none" });
+  settle(undefined);
 }
 
 /** The snapshot could not be restored here: this page's later workers boot normally. */
 export function dropPeerSnapshot(): void {
   held = undefined;
-  making = false;
-  offer = Promise.resolve({ makeSnapshot: false, failures: 0 });
+  refused = true;
 }
