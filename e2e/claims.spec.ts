@@ -23,6 +23,8 @@ test("\"Don't remember this key\" keeps the key in this tab only: it works now, 
   await anthropic.getByLabel("Base URL").fill(apiBase());
   await anthropic.getByLabel("Don't remember this key").check();
   await page.getByRole("dialog", { name: "Settings" }).getByRole("button", { name: "Save" }).click();
+  // Saved once the dialog closes: until then the page behind it takes no typing.
+  await expect(page.getByRole("dialog", { name: "Settings" })).toBeHidden();
   await sendMessage(page, "Hello");
   await answered(page, "Heard you.");
   expect((await requests(key))[0].headers["x-api-key"] ?? (await requests(key))[0].headers.authorization).toContain(key);

@@ -17,6 +17,7 @@ test("Python cannot open the app's IndexedDB, and its origin is opaque", async (
   await page.getByRole("button", { name: "Settings" }).click();
   await page.getByLabel("Package download URL").fill(secret);
   await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByRole("dialog", { name: "Settings" })).toBeHidden();
   const stored = await storedSettings(page);
   expect(stored).toContain(secret);
 

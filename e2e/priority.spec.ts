@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "./support/test";
 import { launchOwnChromium } from "./support/chromium";
-import { seedStoredSnapshot } from "./support/snapshot-seed";
 import { openPlayground, output, run } from "./support/playground";
 
 interface Thread {
@@ -54,12 +53,10 @@ function rendererThreads(profile: string): Thread[] {
 
 const totalCpu = (threads: Thread[]) => threads.reduce((sum, thread) => sum + thread.cpu, 0);
 
-test("Python's frame and worker run at the page's processor priority, not in the background (Chromium, Linux)", async ({ storedSnapshot }) => {
+test("Python's frame and worker run at the page's processor priority, not in the background (Chromium, Linux)", async () => {
   const profile = mkdtempSync(path.join(tmpdir(), "kiln-priority-"));
   const { context, page } = await launchOwnChromium(profile);
   try {
-    // A repeat visit: Python and its spare restore the snapshot instead of booting Pyodide.
-    await seedStoredSnapshot(context, await storedSnapshot());
     await openPlayground(page);
     // Quiet first (the warm spare loads after "Python ready"): under 0.1 s of processor time in 1 s.
     await expect
