@@ -152,7 +152,7 @@ export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: Runtim
     if (info.boot === "fallback") dropPeerSnapshot();
     // Only the one worker asked to make it; anything else is not passed on.
     if (offer.makeSnapshot && snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) shareWithPeers(snapshot);
-    giveUpMaking(offer);
+    else giveUpMaking(offer);
     return rest;
   }
   if (key && snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) {
