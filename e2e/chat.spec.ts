@@ -40,8 +40,10 @@ display(Plot())`,
   expect(toolResult?.content?.find((c) => c.type === "text")?.text).toContain("mean is 4.0");
   expect(toolResult?.content?.some((c) => c.type === "image")).toBe(true);
 
-  // The page runs the conversation's Python and its warm spare, and no Python for a page not opened.
-  await expect.poll(() => page.locator("iframe[title=Python]").count(), { timeout: 30_000 }).toBe(2);
+  // The page runs the conversation's Python and its warm spare, and no Python for a page not opened:
+  // two workers, in the one frame that starts the workers without network.
+  const frames = page.locator("iframe[title=Python]");
+  await expect.poll(() => frames.evaluateAll((all) => all.map((frame) => frame.getAttribute("data-workers"))), { timeout: 30_000 }).toEqual(["2"]);
 });
 
 test("variables persist across turns, stay in their conversation, and survive a reload", async ({ page }) => {

@@ -134,17 +134,19 @@ test("the widget talks only to an allowed host: embedded by a page of another or
 
 test("a widget loads its warm spare only when it first runs", async ({ page, sameSiteHostOrigin }) => {
   await openHost(page, sameSiteHostOrigin, [widgetQuery()]);
-  // Each Python worker is started by a frame of its own, titled "Python", in the widget's page.
+  // The widget's Python workers are started by one frame, titled "Python", which counts them.
   const pythons = widget(page, 0).locator('iframe[title="Python"]');
   // At "Python ready" a page that loads its spare eagerly has already begun loading it: here, only the one.
   await expect(widget(page, 0).getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
   await waitForReady(page, 0);
   await expect(pythons).toHaveCount(1);
+  await expect(pythons).toHaveAttribute("data-workers", "1");
   // The first run starts the spare; later runs start no more.
   expect((await runInWidget(page, 0, "first", "1 + 1")).status).toBe("ok");
-  await expect(pythons).toHaveCount(2);
+  await expect(pythons).toHaveAttribute("data-workers", "2");
   expect((await runInWidget(page, 0, "second", "2 + 2")).status).toBe("ok");
-  await expect(pythons).toHaveCount(2);
+  await expect(pythons).toHaveAttribute("data-workers", "2");
+  await expect(pythons).toHaveCount(1);
 });
 
 test("messages from an origin outside `origins`, or malformed ones, change nothing", async ({ page, sameSiteHostOrigin }) => {

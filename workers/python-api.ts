@@ -99,9 +99,9 @@ export interface WorkerStart {
 }
 
 /**
- * Page → host frame (src/host/python-host.ts), once: start a worker from `source` and hand it
- * the ports. The frame is sandboxed (opaque origin); without `network`, its policy lets the
- * worker connect nowhere.
+ * Page → host frame (src/host/python-host.ts), once: the frame's code, the workers' code, and
+ * the port on which the page asks it to start workers ({@link HostLaunch}). The frame is
+ * sandboxed (opaque origin); without `network`, its policy lets its workers connect nowhere.
  */
 export interface HostStart {
   kilnHost: 1;
@@ -110,6 +110,12 @@ export interface HostStart {
   /** The worker's code (one module). */
   source: string;
   network: boolean;
+  launcher: MessagePort;
+}
+
+/** Page → host frame, over `launcher`: start one more worker and hand it these ports. */
+export interface HostLaunch {
+  kilnLaunch: 1;
   control: MessagePort;
   kilnPort: MessagePort;
   events: MessagePort;
@@ -130,9 +136,9 @@ export type HostCommand =
   | { type: "clear-interrupt"; id: number }
   | { type: "interrupt-pending"; id: number }
   | { type: "answer-input"; text: string | null }
-  /** Pyodide's WebAssembly (the page's early fetch; null if it failed): the frame compiles it for its worker. */
+  /** Pyodide's WebAssembly (the page's early fetch; null if it failed): the frame compiles it once for all its workers. */
   | { type: "wasm"; body: Blob | null }
-  /** End the worker now (removing the frame alone does not stop a busy worker in every engine). */
+  /** End the worker now. */
   | { type: "terminate" };
 
 /** Host frame → page, over `control`. */

@@ -60,35 +60,30 @@ export function restoreWithoutCopies(data: Blob | ArrayBuffer, checksum: string)
   return { _loadSnapshot: prefix, createPyodideModule: factory };
 }
 
+/** A read of the snapshot that brings nothing for this long has stalled: the worker boots normally instead. */
+const STALLED_READ_MS = 20_000;
+
 /**
- * The bytes of `data` from `start`. A Blob is read as a byte stream into one reused buffer
- * where the engine allows it, so reading 30 MB asks for no fresh memory.
+ * The bytes of `data` from `start`. A Blob is read as a stream (not into a reused buffer with a
+ * BYOB reader: in Chromium such reads of one Blob by two workers at once sometimes never ended).
  */
 async function* chunksOf(data: Blob | ArrayBuffer, start: number): AsyncGenerator<Uint8Array> {
   if (!(data instanceof Blob)) {
     yield new Uint8Array(data, start);
     return;
   }
-  const stream = data.slice(start).stream();
-  let byob: ReadableStreamBYOBReader | undefined;
-  try {
-    byob = stream.getReader({ mode: "byob" });
-  } catch {
-    // Not a byte stream in this engine.
-  }
-  if (byob) {
-    let buffer = new ArrayBuffer(1 << 20);
-    for (;;) {
-      const { value, done } = await byob.read(new Uint8Array(buffer));
-      if (done || !value) return;
-      yield value;
-      buffer = value.buffer;
-    }
-  }
-  const reader = stream.getReader();
+  const reader = data.slice(start).stream().getReader();
   for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    yield value;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("reading it stalled")), STALLED_READ_MS);
+    });
+    try {
+      const { value, done } = await Promise.race([reader.read(), stalled]);
+      if (done) return;
+      yield value;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

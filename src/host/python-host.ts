@@ -1,45 +1,75 @@
 /**
- * The code of a Python host frame: the frame that starts one Python worker. The page makes
- * the frame (`<iframe sandbox="allow-scripts" srcdoc>`, see host-bootstrap.ts), so the frame
- * and its worker have an opaque origin and the app's Content-Security-Policy; without
- * network, a policy added here before the worker starts lets the worker connect nowhere
- * (policies only add up, and a `data:` worker takes its creator's). No Python runs in this
- * frame; it compiles Pyodide's WebAssembly for its worker (from the bytes the page sends, never
- * from the worker), and relays Stop and `input()` answers into the worker's shared memory.
+ * The code of a Python host frame: the frame that starts the page's Python workers of one
+ * kind (with network, or without). The page makes the frame (`<iframe sandbox="allow-scripts"
+ * srcdoc>`, see host-bootstrap.ts), so the frame and its workers have an opaque origin and the
+ * app's Content-Security-Policy; without network, a policy added here before any worker starts
+ * lets the workers connect nowhere (policies only add up, and a `data:` worker takes its
+ * creator's). No Python runs in this frame; it compiles Pyodide's WebAssembly once for all its
+ * workers (from the bytes the page sends, never from a worker), starts each worker the page asks
+ * for, and relays Stop and `input()` answers into each worker's shared memory.
  */
-import type { HostCommand, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
-import { isHostStart } from "../runtime/worker-guards";
+import type { HostCommand, HostLaunch, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
+import { isHostLaunch, isHostStart } from "../runtime/worker-guards";
 import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, keepStopPending } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
 import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
 import { compileWasm } from "../../workers/wasm-early";
 
+/**
+ * The workers this frame started and their control ports, until the page ends them. Held
+ * here: a port or a worker that nothing refers to may be collected, and with it the worker.
+ */
+const launched = new Set<{ worker?: Worker; control: MessagePort }>();
+
 // The bootstrap keeps the page's start message (it checked that the page sent it).
 const message: unknown = (globalThis as { kilnHostStart?: unknown }).kilnHostStart;
 if (isHostStart(message)) start(message);
 
-function start(message: HostStart): void {
-  const { control } = message;
+
+function start({ source, network, launcher }: HostStart): void {
+  if (!network) forbidConnections();
+  // Pyodide's WebAssembly, compiled from the first bytes the page sends and shared by every later worker.
+  let compiledOnce: Promise<WebAssembly.Module | undefined> | undefined;
+  const compiled = (body: Blob | null) => {
+    if (compiledOnce || !body) return compiledOnce ?? Promise.resolve(undefined);
+    const compiling = compileWasm(body);
+    compiledOnce = compiling;
+    // A compile that failed is tried again with the next worker's bytes.
+    void compiling.then((module) => module || (compiledOnce === compiling && (compiledOnce = undefined)));
+    return compiling;
+  };
+  // The port queues what the page sends until this code listens.
+  launcher.onmessage = (event: MessageEvent<unknown>) => {
+    if (isHostLaunch(event.data)) launch(event.data, source, compiled);
+  };
+}
+
+/** Starts one worker from `source` and serves its control port. */
+function launch(ports: HostLaunch, source: string, compiled: (body: Blob | null) => Promise<WebAssembly.Module | undefined>): void {
+  const { control } = ports;
+  const entry: { worker?: Worker; control: MessagePort } = { control };
+  launched.add(entry);
   const report = (value: HostReport) => control.postMessage(value);
-  if (!message.network) forbidConnections();
-  // This frame's own: without shared memory, Stop replaces the worker and input() says why it cannot ask.
+  // This worker's own: without shared memory, Stop replaces the worker and input() says why it cannot ask.
   const shared = capabilities.sharedMemory;
   const interruptBuffer = shared ? createInterruptBuffer() : undefined;
   const stdinBuffer = shared ? createStdinBuffer() : undefined;
   const start: WorkerStart = {
-    kilnPort: message.kilnPort,
-    events: message.events,
-    fetch: message.fetch,
+    kilnPort: ports.kilnPort,
+    events: ports.events,
+    fetch: ports.fetch,
     ...(interruptBuffer ? { interruptBuffer } : {}),
     ...(stdinBuffer ? { stdinBuffer } : {}),
   };
-  // Compiled here while the worker starts and evaluates its megabyte of code, instead of after.
-  let compiledFrom: (body: Blob | null) => void = () => undefined;
-  const compiled = new Promise<Blob | null>((resolve) => (compiledFrom = resolve)).then((body) => (body ? compileWasm(body) : undefined));
+  // Compiled here while the worker starts and evaluates its megabyte of code, instead of after;
+  // a worker after the first gets the module this frame compiled already.
+  let bytesArrived: (body: Blob | null) => void = () => undefined;
+  const module = new Promise<Blob | null>((resolve) => (bytesArrived = resolve)).then(compiled);
   let worker: Worker | undefined;
-  const launch = (url: string, then: (started: Worker) => void) => {
+  let ended = false;
+  const run = (url: string, then: (started: Worker) => void) => {
     try {
-      worker = new Worker(url, { type: "module", name: "kiln-python" });
+      worker = entry.worker = new Worker(url, { type: "module", name: "kiln-python" });
     } catch (error) {
       report({ type: "worker-error", message: `The Python worker could not start: ${String(error)}` });
       return;
@@ -51,10 +81,11 @@ function start(message: HostStart): void {
     then(worker);
   };
   const begin = (loaded: Worker) => {
-    loaded.postMessage(start, [message.kilnPort, message.events, message.fetch]);
-    void compiled.then((module) => {
+    if (ended) return loaded.terminate();
+    loaded.postMessage(start, [ports.kilnPort, ports.events, ports.fetch]);
+    void module.then((compiledModule) => {
       try {
-        loaded.postMessage({ kilnWasm: module ?? null } satisfies WasmFromFrame);
+        loaded.postMessage({ kilnWasm: compiledModule ?? null } satisfies WasmFromFrame);
       } catch {
         // An engine that cannot send a compiled module to a worker: the worker compiles it.
         loaded.postMessage({ kilnWasm: null } satisfies WasmFromFrame);
@@ -62,14 +93,14 @@ function start(message: HostStart): void {
     });
   };
   // The worker's code from a `blob:` URL where the engine allows it, else as a `data:` URL.
-  launch(WORKER_BOOTSTRAP_URL, (bootstrap) => {
+  run(WORKER_BOOTSTRAP_URL, (bootstrap) => {
     bootstrap.addEventListener("message", function loaded(event: MessageEvent<{ kilnBootstrap?: string } | null>) {
       bootstrap.removeEventListener("message", loaded);
       if (event.data?.kilnBootstrap === "loaded") return begin(bootstrap);
       bootstrap.terminate();
-      launch(`data:text/javascript,${encodeURIComponent(message.source)}`, begin);
+      if (!ended) run(`data:text/javascript,${encodeURIComponent(source)}`, begin);
     });
-    bootstrap.postMessage(message.source);
+    bootstrap.postMessage(source);
   });
   control.onmessage = (event: MessageEvent<HostCommand>) => {
     const command = event.data;
@@ -87,10 +118,13 @@ function start(message: HostStart): void {
         report({ type: "answer", id: command.id, value: !interruptBuffer || keepStopPending(interruptBuffer) });
         return;
       case "terminate":
+        ended = true;
         worker?.terminate();
+        control.close();
+        launched.delete(entry);
         return;
       case "wasm":
-        compiledFrom(command.body instanceof Blob ? command.body : null);
+        bytesArrived(command.body instanceof Blob ? command.body : null);
         return;
       case "answer-input":
         if (stdinBuffer) answerStdin(stdinBuffer, typeof command.text === "string" ? command.text : null);

@@ -4,6 +4,7 @@ import hostUrl from "../host/python-host.ts?worker&url";
 import { HOST_SRCDOC } from "../host/host-bootstrap";
 import type {
   HostCommand,
+  HostLaunch,
   HostStart,
   PythonWorkerApi,
   RuntimeInfo,
@@ -147,7 +148,7 @@ export class WorkerHandle {
   readonly gone: Promise<never>;
   /** Where this worker's events go; set by the session that owns it. */
   onEvent: (event: WorkerEvent) => void = () => undefined;
-  private readonly frame: HTMLIFrameElement;
+  private readonly host: HostFrame;
   private readonly control: MessagePort;
   private sharedMemory = false;
   private nextQuery = 0;
@@ -171,10 +172,6 @@ export class WorkerHandle {
     });
     this.gone.catch(() => undefined);
 
-    // The frame waits for these two texts (1.2 MB, from the HTTP cache on a repeat visit):
-    // asked for before Pyodide's own files, so that they are not read behind the 10 MB of
-    // WebAssembly, which only the worker needs, and later.
-    const sources = Promise.all([moduleSource(hostUrl), moduleSource(workerUrl)]);
     events.port1.onmessage = (message: MessageEvent<unknown>) => {
       if (isWorkerEvent(message.data)) this.onEvent(message.data);
       else dropped("event", message.data);
@@ -182,7 +179,11 @@ export class WorkerHandle {
     // The frame compiles Pyodide's WebAssembly while its worker starts, as soon as the page has it.
     void serveFetches(fetches.port1, config, pyodideIndexUrl(), (body) => this.api.portable(body)).then((body) => this.command({ type: "wasm", body }));
     const started = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("The Python sandbox frame did not start.")), HOST_START_TIMEOUT_MS);
+      const timer = setTimeout(() => {
+        // A frame that starts no worker is not asked again: the next worker gets a new one.
+        forgetHostFrame(this.host);
+        reject(new Error("The Python sandbox frame did not start."));
+      }, HOST_START_TIMEOUT_MS);
       this.control.onmessage = (message: MessageEvent<unknown>) => {
         const report = message.data;
         if (!isHostReport(report)) return dropped("report", report);
@@ -200,36 +201,14 @@ export class WorkerHandle {
       };
     });
 
-    this.frame = document.createElement("iframe");
-    // Out of sight, but not `hidden`: Chromium backgrounds the process of a cross-origin frame
-    // that is not rendered (display: none), which on Linux lowers its main thread's priority
-    // (nice 5). That thread is the frame's own: it relays Stop and input() answers, tells the
-    // page whether Python has seen a Stop, and starts the next worker. (The worker's thread
-    // keeps its priority either way.)
-    Object.assign(this.frame.style, { position: "fixed", top: "0", left: "0", width: "0", height: "0", border: "0" });
-    this.frame.tabIndex = -1;
-    this.frame.setAttribute("aria-hidden", "true");
-    this.frame.title = "Python";
-    this.frame.setAttribute("sandbox", "allow-scripts");
-    this.frame.setAttribute("allow", "cross-origin-isolated");
-    this.frame.srcdoc = HOST_SRCDOC;
-    const loaded = new Promise<void>((resolve) => this.frame.addEventListener("load", () => resolve(), { once: true }));
-    document.body.append(this.frame);
-    Promise.all([sources, loaded])
-      .then(([[hostSource, source]]) => {
+    this.host = hostFrame(config.network);
+    this.host.workers += 1;
+    this.host.count();
+    this.host.launcher
+      .then((launcher) => {
         if (this.ended) return;
-        const start: HostStart = {
-          kilnHost: 1,
-          hostSource,
-          source,
-          network: config.network,
-          control: control.port2,
-          kilnPort: rpc.port2,
-          events: events.port2,
-          fetch: fetches.port2,
-        };
-        // The frame's origin is opaque, so "*": it is our own frame, just created.
-        this.frame.contentWindow?.postMessage(start, "*", [control.port2, rpc.port2, events.port2, fetches.port2]);
+        const launch: HostLaunch = { kilnLaunch: 1, control: control.port2, kilnPort: rpc.port2, events: events.port2, fetch: fetches.port2 };
+        launcher.postMessage(launch, [control.port2, rpc.port2, events.port2, fetches.port2]);
       })
       .catch((error: unknown) => this.fail(error));
 
@@ -302,9 +281,75 @@ export class WorkerHandle {
     this.api.release();
     this.control.postMessage({ type: "terminate" } satisfies HostCommand);
     this.control.close();
-    // Removing the frame ends it and (in time) its worker; the frame gets a moment to end the worker first.
-    setTimeout(() => this.frame.remove(), 1000);
+    this.host.workers -= 1;
+    this.host.count();
+    if (this.host.forgotten && this.host.workers <= 0) this.host.element.remove();
   }
+}
+
+/**
+ * A sandboxed frame that starts the page's Python workers of one kind (with network, or
+ * without: its policy is fixed). It compiles Pyodide's WebAssembly once, so every worker after
+ * the first starts without compiling it. It runs no Python: ending a worker leaves it as it was.
+ */
+interface HostFrame {
+  element: HTMLIFrameElement;
+  /** Where the page asks the frame for a worker, once the frame runs its code. */
+  launcher: Promise<MessagePort>;
+  /** Workers of this page alive in it, shown on the element as `data-workers`. */
+  workers: number;
+  count(): void;
+  /** It failed to start: no new worker goes to it, and it goes once its last worker has. */
+  forgotten?: boolean;
+}
+
+const hostFrames = new Map<boolean, HostFrame>();
+
+function hostFrame(network: boolean): HostFrame {
+  const existing = hostFrames.get(network);
+  if (existing) return existing;
+  const element = document.createElement("iframe");
+  // Out of sight, but not `hidden`: Chromium backgrounds the process of a cross-origin frame
+  // that is not rendered (display: none), which on Linux lowers its main thread's priority
+  // (nice 5). That thread is the frame's own: it relays Stop and input() answers, tells the
+  // page whether Python has seen a Stop, and starts the next worker. (Workers' threads keep
+  // their priority either way.)
+  Object.assign(element.style, { position: "fixed", top: "0", left: "0", width: "0", height: "0", border: "0" });
+  element.tabIndex = -1;
+  element.setAttribute("aria-hidden", "true");
+  element.title = "Python";
+  element.setAttribute("sandbox", "allow-scripts");
+  element.setAttribute("allow", "cross-origin-isolated");
+  element.srcdoc = HOST_SRCDOC;
+  const loaded = new Promise<void>((resolve) => element.addEventListener("load", () => resolve(), { once: true }));
+  document.body.append(element);
+  // The frame waits for these two texts (1.2 MB, from the HTTP cache on a repeat visit): asked
+  // for before Pyodide's own files, so that they are not read behind the 10 MB of WebAssembly.
+  const sources = Promise.all([moduleSource(hostUrl), moduleSource(workerUrl)]);
+  const launcher = Promise.all([sources, loaded]).then(([[hostSource, source]]) => {
+    const { port1, port2 } = new MessageChannel();
+    const start: HostStart = { kilnHost: 1, hostSource, source, network, launcher: port2 };
+    // The frame's origin is opaque, so "*": it is our own frame, just created.
+    element.contentWindow?.postMessage(start, "*", [port2]);
+    return port1;
+  });
+  const host: HostFrame = {
+    element,
+    launcher,
+    workers: 0,
+    count: () => element.setAttribute("data-workers", String(host.workers)),
+  };
+  // Its code could not be had: the next worker tries a new frame.
+  launcher.catch(() => forgetHostFrame(host));
+  hostFrames.set(network, host);
+  return host;
+}
+
+/** A frame that failed to start: removed once no worker of it is left, and never used again. */
+function forgetHostFrame(host: HostFrame): void {
+  host.forgotten = true;
+  for (const [network, known] of hostFrames) if (known === host) hostFrames.delete(network);
+  if (host.workers <= 0) host.element.remove();
 }
 
 /**

@@ -7,6 +7,7 @@ import type {
   FetchRequest,
   FileInfo,
   HostReport,
+  HostLaunch,
   HostStart,
   ImportReport,
   MimeBundle,
@@ -149,18 +150,14 @@ export function isHostReport(value: unknown): value is HostReport {
 
 /** The host frame's side: the one message that starts its worker. */
 export function isHostStart(value: unknown): value is HostStart {
-  const isPort = (port: unknown) => port instanceof MessagePort;
-  return hasShape(value, {
-    kilnHost: (tag) => tag === 1,
-    hostSource: isString,
-    source: isString,
-    network: isBoolean,
-    control: isPort,
-    kilnPort: isPort,
-    events: isPort,
-    fetch: isPort,
-  });
+  return hasShape(value, { kilnHost: (tag) => tag === 1, hostSource: isString, source: isString, network: isBoolean, launcher: isPort });
 }
+
+export function isHostLaunch(value: unknown): value is HostLaunch {
+  return hasShape(value, { kilnLaunch: (tag) => tag === 1, control: isPort, kilnPort: isPort, events: isPort, fetch: isPort });
+}
+
+const isPort = (port: unknown) => port instanceof MessagePort;
 
 /** Logs what a worker sent that breaks the contract; the page never acts on it. */
 export function dropped(what: string, value: unknown): void {
