@@ -11,6 +11,11 @@ import type { WorkerHandle } from "./python-worker";
  * machine too busy to answer may not have given Python a turn either.
  */
 const HARD_STOP_GRACE_MS = 30;
+/**
+ * Without shared memory no SIGINT is sent: only a run waiting in `await` can stop, by having its
+ * task cancelled, and the worker's answer to the cancel is the only sign. It gets this long.
+ */
+const CANCEL_GRACE_MS = 250;
 const INTERRUPT_POLL_MS = 5;
 /** The hard stop comes after this long however busy the machine is. */
 const BUSY_HARD_STOP_GRACE_MS = 1000;
@@ -31,6 +36,7 @@ export interface StoppedRun {
  */
 export function watchStop(worker: WorkerHandle, run: StoppedRun, stillRunning: () => boolean, hardStop: () => void): void {
   const sent = performance.now();
+  const grace = worker.canInterrupt ? HARD_STOP_GRACE_MS : CANCEL_GRACE_MS;
   let answered = sent;
   let calm = 0;
   const stop = () => {
@@ -48,7 +54,7 @@ export function watchStop(worker: WorkerHandle, run: StoppedRun, stillRunning: (
     const now = performance.now();
     if (now - answered <= 2 * INTERRUPT_POLL_MS) calm += now - answered;
     answered = now;
-    if (calm >= HARD_STOP_GRACE_MS || now - sent >= BUSY_HARD_STOP_GRACE_MS) stop();
+    if (calm >= grace || now - sent >= BUSY_HARD_STOP_GRACE_MS) stop();
     else run.hardStop = setTimeout(() => void check(), INTERRUPT_POLL_MS);
   };
   run.hardStop = setTimeout(() => void check(), INTERRUPT_POLL_MS);
