@@ -78,12 +78,8 @@ async function* chunksOf(data: Blob | ArrayBuffer, start: number): AsyncGenerato
     const stalled = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error("reading it stalled")), STALLED_READ_MS);
     });
-    try {
-      const { value, done } = await Promise.race([reader.read(), stalled]);
-      if (done) return;
-      yield value;
-    } finally {
-      clearTimeout(timer);
-    }
+    const { value, done } = await Promise.race([reader.read(), stalled]).finally(() => clearTimeout(timer));
+    if (done) return;
+    yield value;
   }
 }

@@ -25,7 +25,6 @@ const launched = new Set<{ worker?: Worker; control: MessagePort }>();
 const message: unknown = (globalThis as { kilnHostStart?: unknown }).kilnHostStart;
 if (isHostStart(message)) start(message);
 
-
 function start({ source, network, launcher }: HostStart): void {
   if (!network) forbidConnections();
   // Pyodide's WebAssembly, compiled from the first bytes the page sends and shared by every later worker.
@@ -65,9 +64,10 @@ function launch(ports: HostLaunch, source: string, compiled: (body: Blob | null)
   // a worker after the first gets the module this frame compiled already.
   let bytesArrived: (body: Blob | null) => void = () => undefined;
   const module = new Promise<Blob | null>((resolve) => (bytesArrived = resolve)).then(compiled);
-  let worker: Worker | undefined;
-  let ended = false;
+  // Ended by the page: no longer among those launched.
+  const ended = () => !launched.has(entry);
   const run = (url: string, then: (started: Worker) => void) => {
+    let worker: Worker;
     try {
       worker = entry.worker = new Worker(url, { type: "module", name: "kiln-python" });
     } catch (error) {
@@ -81,7 +81,7 @@ function launch(ports: HostLaunch, source: string, compiled: (body: Blob | null)
     then(worker);
   };
   const begin = (loaded: Worker) => {
-    if (ended) return loaded.terminate();
+    if (ended()) return loaded.terminate();
     loaded.postMessage(start, [ports.kilnPort, ports.events, ports.fetch]);
     void module.then((compiledModule) => {
       try {
@@ -98,7 +98,7 @@ function launch(ports: HostLaunch, source: string, compiled: (body: Blob | null)
       bootstrap.removeEventListener("message", loaded);
       if (event.data?.kilnBootstrap === "loaded") return begin(bootstrap);
       bootstrap.terminate();
-      if (!ended) run(`data:text/javascript,${encodeURIComponent(source)}`, begin);
+      if (!ended()) run(`data:text/javascript,${encodeURIComponent(source)}`, begin);
     });
     bootstrap.postMessage(source);
   });
@@ -118,10 +118,9 @@ function launch(ports: HostLaunch, source: string, compiled: (body: Blob | null)
         report({ type: "answer", id: command.id, value: !interruptBuffer || keepStopPending(interruptBuffer) });
         return;
       case "terminate":
-        ended = true;
-        worker?.terminate();
-        control.close();
         launched.delete(entry);
+        entry.worker?.terminate();
+        control.close();
         return;
       case "wasm":
         bytesArrived(command.body instanceof Blob ? command.body : null);

@@ -202,8 +202,7 @@ export class WorkerHandle {
     });
 
     this.host = hostFrame(config.network);
-    this.host.workers += 1;
-    this.host.count();
+    this.host.count(+1);
     this.host.launcher
       .then((launcher) => {
         if (this.ended) return;
@@ -281,9 +280,7 @@ export class WorkerHandle {
     this.api.release();
     this.control.postMessage({ type: "terminate" } satisfies HostCommand);
     this.control.close();
-    this.host.workers -= 1;
-    this.host.count();
-    if (this.host.forgotten && this.host.workers <= 0) this.host.element.remove();
+    this.host.count(-1);
   }
 }
 
@@ -298,7 +295,8 @@ interface HostFrame {
   launcher: Promise<MessagePort>;
   /** Workers of this page alive in it, shown on the element as `data-workers`. */
   workers: number;
-  count(): void;
+  /** One more worker (+1) or one fewer (-1); a forgotten frame goes with its last worker. */
+  count(change: 1 | -1): void;
   /** It failed to start: no new worker goes to it, and it goes once its last worker has. */
   forgotten?: boolean;
 }
@@ -337,7 +335,11 @@ function hostFrame(network: boolean): HostFrame {
     element,
     launcher,
     workers: 0,
-    count: () => element.setAttribute("data-workers", String(host.workers)),
+    count: (change) => {
+      host.workers += change;
+      element.setAttribute("data-workers", String(host.workers));
+      if (host.forgotten && host.workers <= 0) element.remove();
+    },
   };
   // Its code could not be had: the next worker tries a new frame.
   launcher.catch(() => forgetHostFrame(host));

@@ -148,11 +148,12 @@ export function isHostReport(value: unknown): value is HostReport {
   }
 }
 
-/** The host frame's side: the one message that starts its worker. */
+/** The host frame's side: the one message that starts the frame. */
 export function isHostStart(value: unknown): value is HostStart {
   return hasShape(value, { kilnHost: (tag) => tag === 1, hostSource: isString, source: isString, network: isBoolean, launcher: isPort });
 }
 
+/** The host frame's side: a request to start one more worker. */
 export function isHostLaunch(value: unknown): value is HostLaunch {
   return hasShape(value, { kilnLaunch: (tag) => tag === 1, control: isPort, kilnPort: isPort, events: isPort, fetch: isPort });
 }
