@@ -14,7 +14,7 @@ import {
   widgetQuery,
 } from "./support/embed-host";
 
-import { SNAPSHOT_CACHE as CACHE } from "./support/snapshot-seed";
+import { inSnapshotStore } from "./support/snapshot-seed";
 
 // A test here starts as a first visit, with no snapshot stored, unless it says otherwise.
 test.use({ repeatVisit: false });
@@ -31,7 +31,7 @@ function boot(page: Page) {
 const XXHASH64 = readFileSync(createRequire(import.meta.url).resolve("hash-wasm/dist/xxhash64.umd.min.js"), "utf8");
 
 interface StoredSnapshot {
-  url: string;
+  key: string;
   size: number;
   /** The checksum kept with it, and the xxHash64 of its content taken now. */
   checksum: string | null;
@@ -40,21 +40,21 @@ interface StoredSnapshot {
   first: number;
 }
 
+/** The page's copy of hash-wasm's xxHash64 (see XXHASH64). */
+declare const hashwasm: { createXXHash64(): Promise<{ init(): { update(bytes: Uint8Array): { digest(kind: "hex"): string } } }> };
+
 /** The stored snapshots, each read once in the page (nothing large is sent here). */
 async function storedSnapshots(page: Page): Promise<StoredSnapshot[]> {
-  return page.evaluate<StoredSnapshot[]>(`${XXHASH64};
-    (async () => {
-      const cache = await caches.open(${JSON.stringify(CACHE)});
-      const stored = [];
-      for (const request of await cache.keys()) {
-        const response = await cache.match(request);
-        const bytes = new Uint8Array(await response.arrayBuffer());
-        const checksum = response.headers.get("x-kiln-checksum");
-        const actual = (await hashwasm.createXXHash64()).init().update(bytes).digest("hex");
-        stored.push({ url: request.url, size: bytes.length, checksum, actual, matches: checksum === actual, first: bytes[0] });
-      }
-      return stored;
-    })()`);
+  await page.evaluate(XXHASH64);
+  return inSnapshotStore(page, async (store) => {
+    const stored = [];
+    for (const { key, data, checksum } of await store.entries()) {
+      const bytes = new Uint8Array(await data.arrayBuffer());
+      const actual = (await hashwasm.createXXHash64()).init().update(bytes).digest("hex");
+      stored.push({ key, size: bytes.length, checksum, actual, matches: checksum === actual, first: bytes[0] });
+    }
+    return stored;
+  });
 }
 
 /** Wait until the first boot's snapshot is stored. */
@@ -65,32 +65,28 @@ async function snapshotStored(page: Page) {
 
 /** Replace the stored snapshot's bytes, keeping or recomputing the checksum stored with it. */
 async function damageSnapshot(page: Page, how: "bytes" | "content") {
-  await page.evaluate(
-    async ({ name, how }) => {
-      const cache = await caches.open(name);
-      const [request] = await cache.keys();
-      const response = (await cache.match(request))!;
-      const bytes = new Uint8Array(await response.arrayBuffer());
+  await inSnapshotStore(
+    page,
+    async (store, how) => {
+      const [entry] = await store.entries();
+      const bytes = new Uint8Array(await entry.data.arrayBuffer());
       // "bytes": damaged on disk, so the checksum no longer matches; "content": not a
       // snapshot Pyodide can restore (wrong magic number), with its checksum made to match below.
       if (how === "bytes") bytes[bytes.length >> 1] ^= 0xff;
       else bytes.fill(7, 0, 64);
-      await cache.put(request, new Response(bytes, { headers: response.headers }));
+      await store.put({ ...entry, data: new Blob([bytes]) });
     },
-    { name: CACHE, how },
+    how,
   );
   if (how === "bytes") return;
   const [{ actual: checksum }] = await storedSnapshots(page);
-  await page.evaluate(
-    async ({ name, checksum }) => {
-      const cache = await caches.open(name);
-      const [request] = await cache.keys();
-      const response = (await cache.match(request))!;
-      const headers = new Headers(response.headers);
-      headers.set("x-kiln-checksum", checksum);
-      await cache.put(request, new Response(await response.blob(), { headers }));
+  await inSnapshotStore(
+    page,
+    async (store, checksum) => {
+      const [entry] = await store.entries();
+      await store.put({ ...entry, checksum });
     },
-    { name: CACHE, checksum },
+    checksum,
   );
 }
 
@@ -161,18 +157,18 @@ test.describe("from a repeat visit", () => {
     await openPlayground(page);
     const good = await snapshotStored(page);
     // An older Kiln's snapshot under its own key, and this build's removed.
-    await page.evaluate(
-      async ({ name, url }) => {
-        const cache = await caches.open(name);
-        const response = (await cache.match(url))!;
-        await cache.put(url.replace("/python-snapshot/", "/python-snapshot/0.0.0-old/"), response);
-        await cache.delete(url);
+    await inSnapshotStore(
+      page,
+      async (store, key) => {
+        const [entry] = await store.entries();
+        await store.put({ ...entry, key: key.replace("/python-snapshot/", "/python-snapshot/0.0.0-old/") });
+        await store.remove(key);
       },
-      { name: CACHE, url: good.url },
+      good.key,
     );
     await page.reload();
     await expect(boot(page)).toHaveAttribute("data-boot", "fresh", { timeout: 90_000 });
-    await expect.poll(async () => (await storedSnapshots(page)).map((entry) => entry.url), { timeout: 60_000 }).toEqual([good.url]);
+    await expect.poll(async () => (await storedSnapshots(page)).map((entry) => entry.key), { timeout: 60_000 }).toEqual([good.key]);
   });
 });
 
@@ -183,7 +179,7 @@ test("a widget starts from the snapshot on the host's next visit, and so does it
   await waitForReady(page, 0);
   await expect(widget(page, 0).getByRole("status")).toHaveAttribute("data-boot", "fresh");
   // The widget keeps its snapshot in its own storage.
-  const stored = async () => (await widgetFrame(page, 0)).evaluate(async (name) => (await (await caches.open(name)).keys()).length, CACHE);
+  const stored = async () => inSnapshotStore(await widgetFrame(page, 0), async (store) => (await store.entries()).length);
   await expect.poll(stored, { timeout: 60_000 }).toBe(1);
 
   await page.reload();

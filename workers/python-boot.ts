@@ -7,7 +7,7 @@ import type { PyodideAPI } from "pyodide";
 import type { BootKind, PageFetch, WorkerInit } from "./python-api";
 import { WORKING_DIRECTORY } from "./file-paths";
 import { routeFetchesThroughPage } from "./page-fetch";
-import { restoreWithoutCopies, snapshotChecksum, type RestoreOptions } from "./snapshot-restore";
+import { restoreWithoutCopies, storedSnapshot, type RestoreOptions } from "./snapshot-restore";
 import { withCompiledWasm } from "./wasm-early";
 // Pyodide's JavaScript is part of the worker's own module (one self-contained file that the
 // page hands over as text, see src/host/host-bootstrap.ts): nothing is imported at run time,
@@ -131,7 +131,7 @@ async function makeSnapshot(pyodide: PyodideAPI, asBlob: boolean): Promise<Boote
     pyodide.runPython("import kiln.runner");
     const bytes = (pyodide as unknown as { makeMemorySnapshot(): Uint8Array<ArrayBuffer> }).makeMemorySnapshot();
     // A Blob reaches the page by reference; the page stores it as it is.
-    return { data: asBlob ? new Blob([bytes]) : bytes, checksum: await snapshotChecksum(bytes) };
+    return await storedSnapshot(bytes, asBlob);
   } catch (error) {
     console.warn("Python's start-up snapshot could not be made.", error);
     return undefined;

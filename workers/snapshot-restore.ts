@@ -1,5 +1,6 @@
 import { createXXHash64 } from "hash-wasm";
 import createPyodideModule from "pyodide/pyodide.asm.mjs";
+import { forEachStoredPage, joined, packSnapshot, STORED_HEADER_BYTES, storedSize } from "./snapshot-pages";
 
 type ModuleFactory = typeof createPyodideModule;
 
@@ -8,8 +9,16 @@ type ModuleFactory = typeof createPyodideModule;
  * damaged stored copy (not an attacker: whoever can write the page's storage runs the page),
  * and it is cheap enough to check on every start: a few milliseconds for 30 MB.
  */
-export async function snapshotChecksum(bytes: Uint8Array): Promise<string> {
-  return (await createXXHash64()).init().update(bytes).digest("hex");
+async function checksumOf(parts: Uint8Array[]): Promise<string> {
+  const hasher = (await createXXHash64()).init();
+  for (const part of parts) hasher.update(part);
+  return hasher.digest("hex");
+}
+
+/** A snapshot Pyodide made, as Kiln stores it (see snapshot-pages.ts), with its checksum. */
+export async function storedSnapshot(snapshot: Uint8Array, asBlob: boolean): Promise<{ data: Blob | Uint8Array; checksum: string }> {
+  const parts = packSnapshot(snapshot);
+  return { data: asBlob ? new Blob(parts as Uint8Array<ArrayBuffer>[]) : joined(parts), checksum: await checksumOf(parts) };
 }
 
 /** Pyodide's options that restore a snapshot (experimental; see src/runtime/boot-snapshot.ts). */
@@ -26,53 +35,69 @@ const PREFIX_BYTES = 64 << 10;
  * as bytes, then copies them into the new interpreter's memory: a 30 MB read and a 30 MB
  * copy, which on a machine slow to hand out fresh memory costs more than the rest of a start.
  * Here Pyodide gets only the snapshot's first bytes (it checks the magic number and its build
- * id in the header, and reads its own state there), read while the module is made. The
- * module is made with room for the whole heap, and the heap is streamed from the Blob
- * straight into its memory, checksummed on the way. A damaged copy throws before Pyodide
- * uses any of it.
+ * id in the header, and reads its own state there). The stored snapshot (its pages that are
+ * not zeros, see snapshot-pages.ts) is read and checksummed at once, while Pyodide's
+ * WebAssembly is still compiling; the module is made with room for the whole heap, and the
+ * pages read are written straight into its memory. A damaged copy throws before Pyodide uses
+ * any of it.
  */
 export function restoreWithoutCopies(data: Blob | ArrayBuffer, checksum: string): RestoreOptions {
-  const size = data instanceof Blob ? data.size : data.byteLength;
-  // Pyodide copies what follows the header here into the heap too: the same bytes as the stream's.
-  const prefix = new Uint8Array(Math.min(size, PREFIX_BYTES) & ~15);
-  const prefixRead = (data instanceof Blob ? data.slice(0, prefix.length).arrayBuffer() : Promise.resolve(data.slice(0, prefix.length))).then(
-    (bytes) => prefix.set(new Uint8Array(bytes)),
-  );
-  prefixRead.catch(() => undefined);
+  const malformed = () => new Error("it is not a snapshot (its header is malformed)");
+  const header = data instanceof Blob ? data.slice(0, STORED_HEADER_BYTES).arrayBuffer() : Promise.resolve(data.slice(0, STORED_HEADER_BYTES));
+  const size = header.then((bytes) => storedSize(new Uint8Array(bytes)));
+  size.catch(() => undefined);
+  const whole = readChecked(data, checksum);
+  whole.catch(() => undefined);
+  // Pyodide copies what follows the header here into the heap too: the same bytes as the pages'.
+  const prefix = new Uint8Array(PREFIX_BYTES);
   const factory = (async (settings: Parameters<ModuleFactory>[0]) => {
+    if ((await size) < PREFIX_BYTES) throw malformed();
     // Pyodide sizes the memory from the bytes it was given: here, the prefix only.
-    const module = await createPyodideModule(Object.assign(settings, { INITIAL_MEMORY: size }));
-    await prefixRead;
-    const heapOffset = prefix.length >= 16 ? new Uint32Array(prefix.buffer, 0, 4)[1] : 0;
-    if (heapOffset < 16 || heapOffset % 16 || heapOffset > prefix.length) throw new Error("it is not a snapshot (its header is malformed)");
+    const module = await createPyodideModule(Object.assign(settings, { INITIAL_MEMORY: await size }));
     const heap = new Uint8Array((module as unknown as { HEAP8: Int8Array }).HEAP8.buffer);
-    const hasher = (await createXXHash64()).init().update(prefix.subarray(0, heapOffset));
-    let at = 0;
-    for await (const chunk of chunksOf(data, heapOffset)) {
-      if (at + chunk.length > heap.length) throw new Error("it is larger than the memory made for it");
-      heap.set(chunk, at);
-      hasher.update(chunk);
-      at += chunk.length;
-    }
-    if (hasher.digest("hex") !== checksum) throw new Error("its checksum does not match: the stored copy is damaged");
+    // The heap is the snapshot after its header, whose length the snapshot's first page gives.
+    let heapOffset = -1;
+    forEachStoredPage(await whole, (offset, bytes) => {
+      if (heapOffset < 0) {
+        heapOffset = offset === 0 && bytes.length >= 8 ? new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true) : 0;
+        if (heapOffset < 16 || heapOffset % 16 || heapOffset > PREFIX_BYTES) throw malformed();
+      }
+      if (offset < PREFIX_BYTES) prefix.set(bytes.subarray(0, PREFIX_BYTES - offset), offset);
+      const from = Math.max(offset, heapOffset);
+      const end = offset + bytes.length;
+      if (end - heapOffset > heap.length) throw new Error("it is larger than the memory made for it");
+      if (end > from) heap.set(bytes.subarray(from - offset), from - heapOffset);
+    });
     return module;
   }) as ModuleFactory;
   return { _loadSnapshot: prefix, createPyodideModule: factory };
+}
+
+/** All of `data`, in the chunks read; rejects if its xxHash64 is not `checksum`. */
+async function readChecked(data: Blob | ArrayBuffer, checksum: string): Promise<Uint8Array[]> {
+  const hasher = (await createXXHash64()).init();
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of chunksOf(data)) {
+    hasher.update(chunk);
+    chunks.push(chunk);
+  }
+  if (hasher.digest("hex") !== checksum) throw new Error("its checksum does not match: the stored copy is damaged");
+  return chunks;
 }
 
 /** A read of the snapshot that brings nothing for this long has stalled: the worker boots normally instead. */
 const STALLED_READ_MS = 20_000;
 
 /**
- * The bytes of `data` from `start`. A Blob is read as a stream (not into a reused buffer with a
- * BYOB reader: in Chromium such reads of one Blob by two workers at once sometimes never ended).
+ * The bytes of `data`. A Blob is read as a stream (not into a reused buffer with a BYOB
+ * reader: in Chromium such reads of one Blob by two workers at once sometimes never ended).
  */
-async function* chunksOf(data: Blob | ArrayBuffer, start: number): AsyncGenerator<Uint8Array> {
+async function* chunksOf(data: Blob | ArrayBuffer): AsyncGenerator<Uint8Array> {
   if (!(data instanceof Blob)) {
-    yield new Uint8Array(data, start);
+    yield new Uint8Array(data);
     return;
   }
-  const reader = data.slice(start).stream().getReader();
+  const reader = data.stream().getReader();
   for (;;) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stalled = new Promise<never>((_, reject) => {

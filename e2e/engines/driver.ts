@@ -15,6 +15,8 @@ export type EngineName = "firefox" | "webkit";
 export interface EnginePage {
   readonly engine: EngineName;
   goto(url: string): Promise<void>;
+  /** Load the page again (going to the URL it is at may only move to its fragment). */
+  reload(): Promise<void>;
   /** Evaluate a JavaScript expression in the page (a promise is awaited); returns its JSON value. */
   eval<T = unknown>(expression: string): Promise<T>;
   /** Focus the element `selector` matches, select all it holds (Ctrl+A), and type `text` over it. */
@@ -29,13 +31,22 @@ type Evaluate = <T>(expression: string) => Promise<T>;
 /** The parts every engine shares: the page's error recorder after each navigation, and errors(). */
 function enginePage(
   engine: EngineName,
-  parts: Pick<EnginePage, "typeOver" | "close"> & { navigate(url: string): Promise<unknown>; evaluate: Evaluate; driverErrors?: string[] },
+  parts: Pick<EnginePage, "typeOver" | "close"> & {
+    navigate(url: string): Promise<unknown>;
+    refresh(): Promise<unknown>;
+    evaluate: Evaluate;
+    driverErrors?: string[];
+  },
 ): EnginePage {
-  const { navigate, evaluate, driverErrors = [], typeOver, close } = parts;
+  const { navigate, refresh, evaluate, driverErrors = [], typeOver, close } = parts;
   return {
     engine,
     async goto(url) {
       await navigate(url);
+      await evaluate(ERROR_RECORDER);
+    },
+    async reload() {
+      await refresh();
       await evaluate(ERROR_RECORDER);
     },
     eval: evaluate,
@@ -87,6 +98,7 @@ async function firefoxEngine(): Promise<Engine> {
       });
       return enginePage("firefox", {
         navigate: (url) => page.goto(url),
+        refresh: () => page.reload(),
         evaluate: async <T>(expression: string) => (await page.evaluate(expression)) as T,
         driverErrors: errors,
         async typeOver(selector, text) {
@@ -137,6 +149,7 @@ async function webkitEngine(): Promise<Engine> {
       // Classic WebDriver has no error events: the page's recorder is all there is.
       return enginePage("webkit", {
         navigate: (url) => session.get(url),
+        refresh: () => session.navigate().refresh(),
         evaluate: run,
         async typeOver(selector, text) {
           // WebKitWebDriver's element "send keys" does not reach a contenteditable editor; key actions do.

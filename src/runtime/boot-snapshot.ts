@@ -2,7 +2,7 @@
  * Python starts from a memory snapshot of a booted interpreter. The first worker on a page
  * with no snapshot boots Pyodide normally, imports Kiln's package, and sends back a snapshot
  * of its heap (before it runs anything else, so nobody's code is in it); the page keeps it in
- * Cache Storage (the worker's opaque origin has no storage), keyed by the exact Pyodide
+ * IndexedDB (the worker's opaque origin has no storage; see snapshot-store.ts), keyed by the exact Pyodide
  * build and Kiln's version, and every later start (page loads, warm spares, Restart,
  * widgets) restores it. A snapshot that is unreadable, fails its checksum, or that the
  * worker cannot restore is a normal boot instead: counted, never an error the person sees.
@@ -10,7 +10,7 @@
 import type { BootKind, RuntimeInfo } from "../../workers/python-api";
 import { PYODIDE_VERSION } from "../versions";
 import { version as KILN_VERSION } from "../../package.json";
-import { MAX_SNAPSHOT_BYTES, SNAPSHOT_CACHE } from "./snapshot-cache";
+import { MAX_SNAPSHOT_BYTES, readSnapshot, writeSnapshot } from "./snapshot-store";
 import { dropPeerSnapshot, giveUpMaking, offerFromPeers, shareWithPeers, sharingWithPeers } from "./snapshot-peers";
 
 /** Restores of one snapshot that may fail before snapshots are given up for this build. */
@@ -47,10 +47,10 @@ let storing: Promise<void> = Promise.resolve();
  * Where the snapshot of this build lives: Pyodide's version, Kiln's, and the worker's URL,
  * which names the exact build of the worker (Pyodide's JavaScript and Kiln's Python inside).
  * None in development (the worker's code changes without its URL changing) or without
- * Cache Storage (pages that are not a secure context).
+ * IndexedDB.
  */
 function snapshotKey(workerUrl: string): string | undefined {
-  if (import.meta.env.DEV || typeof caches === "undefined") return undefined;
+  if (import.meta.env.DEV || typeof indexedDB === "undefined") return undefined;
   const build = encodeURIComponent(new URL(workerUrl, location.href).pathname);
   return new URL(`${import.meta.env.BASE_URL}python-snapshot/${PYODIDE_VERSION}/${KILN_VERSION}/${build}`, location.href).href;
 }
@@ -63,12 +63,11 @@ function snapshotKey(workerUrl: string): string | undefined {
 async function readStored(key: string): Promise<Stored> {
   await storing;
   try {
-    const response = await (await caches.open(SNAPSHOT_CACHE)).match(key);
-    if (!response) return { failures: 0 };
-    const failures = Number(response.headers.get("x-kiln-failed-restores") ?? 0);
-    const checksum = response.headers.get("x-kiln-checksum") ?? "";
+    const record = await readSnapshot(key);
+    if (!record) return { failures: 0 };
+    const { data, checksum, failures } = record;
     if (failures >= MAX_FAILED_RESTORES) return { failures };
-    return { snapshot: { data: await response.blob(), checksum }, failures };
+    return { snapshot: { data, checksum }, failures };
   } catch {
     // No storage here (a widget in a browser that blocks third-party storage).
     return { failures: 0, noStorage: true };
@@ -167,17 +166,10 @@ export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: Runtim
 
 async function keep(key: string, snapshot: { data: Blob; checksum: string }, failures: number): Promise<void> {
   try {
-    const cache = await caches.open(SNAPSHOT_CACHE);
-    // Snapshots of other builds are of no use any more.
-    for (const request of await cache.keys()) if (request.url !== key) await cache.delete(request);
-    const headers = {
-      "content-type": "application/octet-stream",
-      "x-kiln-checksum": snapshot.checksum,
-      "x-kiln-failed-restores": String(failures),
-    };
-    await cache.put(key, new Response(snapshot.data, { headers }));
+    // Snapshots of other builds are of no use any more: writing it deletes them.
+    await writeSnapshot(key, { ...snapshot, failures });
   } catch (error) {
-    // A full quota or no Cache Storage: the next start boots normally.
+    // A full quota or no storage: the next start boots normally.
     console.warn("Kiln could not keep Python's start-up snapshot.", error);
   }
 }

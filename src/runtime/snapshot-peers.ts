@@ -10,7 +10,7 @@
  * gone.
  */
 import type { SnapshotOffer } from "./boot-snapshot";
-import { MAX_SNAPSHOT_BYTES } from "./snapshot-cache";
+import { MAX_SNAPSHOT_BYTES } from "./snapshot-store";
 
 interface Snapshot {
   data: Blob;
