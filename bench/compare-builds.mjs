@@ -3,18 +3,20 @@
 // benchmark's spread from one run to the next: `node bench/compare-builds.mjs <dirA> <dirB>`,
 // where each folder is a `vite build --mode test --outDir <dir>` (BENCH_ENGINE=firefox for
 // Firefox ESR; BENCH_ROUNDS, default 4). Each round takes, in both builds and in alternating
-// order, the harness's "ready" on a repeat visit and two new workers (no spare) on that page.
+// order, the harness's "ready" on a repeat visit and two new workers (no spare) on that page;
+// with BENCH_PAGE=playground, the Playground's "ready" on a repeat visit instead.
 // The pages get this checkout's headers: builds whose host frame bootstrap differs (its
 // Content-Security-Policy hash) cannot be compared this way.
 import { chromium } from "@playwright/test";
 import puppeteer from "puppeteer-core";
 import { preview } from "vite";
-import { CHROMIUM_ARGS, FIREFOX_PREFS, median, openPage, sleep, waitFor } from "./lib.mjs";
+import { CHROMIUM_ARGS, FIREFOX_PREFS, median, onNewDocument, openPage, playgroundReady, recordPage, sleep, waitFor } from "./lib.mjs";
 
 const dirs = process.argv.slice(2);
 if (dirs.length !== 2) throw new Error("usage: node bench/compare-builds.mjs <build folder A> <build folder B>");
 const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
 const firefox = process.env.BENCH_ENGINE === "firefox";
+const playground = process.env.BENCH_PAGE === "playground";
 
 const ready = (page) => waitFor(page, "a PythonSession to be ready", () => window.kiln?.startedAt);
 const newWorkerMs = (page) =>
@@ -39,6 +41,15 @@ try {
       const origin = new URL(servers[i].resolvedUrls.local[0]).origin;
       const { page, context } = await openPage(browser);
       try {
+        if (playground) {
+          await onNewDocument(page, recordPage);
+          await page.goto(`${origin}/#/playground`);
+          await playgroundReady(page);
+          await sleep(5000); // the spare loads and the snapshot is stored
+          await page.reload();
+          results[i].repeat.push(await playgroundReady(page));
+          continue;
+        }
         await page.goto(`${origin}/harness.html?start=session`);
         await ready(page);
         await sleep(5000); // the spare loads and the snapshot is stored
