@@ -2,9 +2,9 @@
  * Python starts from a memory snapshot of a booted interpreter. The first worker on a page
  * with no snapshot boots Pyodide normally, imports Kiln's package, and sends back a snapshot
  * of its heap (before it runs anything else, so nobody's code is in it); the page keeps it in
- * IndexedDB (the worker's opaque origin has no storage; see snapshot-store.ts), keyed by the exact Pyodide
- * build and Kiln's version, and every later start (page loads, warm spares, Restart,
- * widgets) restores it. A snapshot that is unreadable, fails its checksum, or that the
+ * IndexedDB (the worker's opaque origin has no storage; see snapshot-store.ts), keyed by the
+ * exact Pyodide build and Kiln's version, and every later start (page loads, warm spares,
+ * Restart, widgets) restores it. A snapshot that is unreadable, fails its checksum, or that the
  * worker cannot restore is a normal boot instead: counted, never an error the person sees.
  */
 import type { BootKind, RuntimeInfo } from "../../workers/python-api";
@@ -56,9 +56,9 @@ function snapshotKey(workerUrl: string): string | undefined {
 }
 
 /**
- * The stored snapshot as a Blob: it reaches the worker by reference, and the worker streams
- * it into the new interpreter's memory, checking its checksum on the way (the page never
- * copies or hashes 30 MB).
+ * The stored snapshot as a Blob: it reaches the worker by reference, and the worker reads it,
+ * checks its checksum and writes its pages into the new interpreter's memory (the page never
+ * copies or hashes it).
  */
 async function readStored(key: string): Promise<Stored> {
   await storing;
