@@ -63,9 +63,7 @@ function snapshotKey(workerUrl: string): string | undefined {
 async function readStored(key: string): Promise<Stored> {
   await storing;
   try {
-    // A read that fails is tried once more: in WebKit, right after a reload (the page before it
-    // may still be writing), about one start in five went without the snapshot; none in 8 since.
-    const record = await readSnapshot(key).catch(() => new Promise((resolve) => setTimeout(resolve, 100)).then(() => readSnapshot(key)));
+    const record = await readSnapshot(key);
     if (!record) return { failures: 0 };
     const { data, checksum, failures } = record;
     if (failures >= MAX_FAILED_RESTORES) return { failures };
