@@ -11,7 +11,6 @@ import { freePort } from "../support/ports";
 import { expect } from "@playwright/test";
 import { hostTest } from "../support/embed-host";
 import { startEngine, type Engine, type EngineName, type EnginePage } from "./driver";
-import { SNAPSHOT_DB, SNAPSHOT_STORE } from "../../src/runtime/snapshot-store";
 
 const test = hostTest.extend<{ page2: EnginePage; playground: EnginePage }, { engineName: EngineName; engine: Engine; sharedPlayground: EnginePage }>({
   engineName: ["firefox", { option: true, scope: "worker" }],
@@ -65,18 +64,6 @@ const statusText = `(document.querySelector("[role=status]")?.textContent || "")
 // until the frame after it arrives, so innerText read at once can be "" in Firefox.
 const outputText = `(${OUTPUT}?.textContent || "")`;
 const finishedRuns = `Number(${OUTPUT}?.getAttribute("data-finished-runs") || 0)`;
-/** Whether the page's start-up snapshot is stored (see src/runtime/snapshot-store.ts). */
-const snapshotStored = `new Promise((resolve) => {
-  const open = indexedDB.open(${js(SNAPSHOT_DB)}, 1);
-  open.onupgradeneeded = () => open.result.createObjectStore(${js(SNAPSHOT_STORE)});
-  open.onerror = () => resolve(false);
-  open.onsuccess = () => {
-    const count = open.result.transaction(${js(SNAPSHOT_STORE)}).objectStore(${js(SNAPSHOT_STORE)}).count();
-    count.onsuccess = () => resolve(count.result === 1);
-    count.onerror = () => resolve(false);
-    open.result.close();
-  };
-})`;
 
 function button(name: string): string {
   return `[...document.querySelectorAll("button")].find((b) => (b.getAttribute("aria-label") || b.textContent.trim()) === ${js(name)})`;
@@ -215,13 +202,10 @@ test("offline reload", async ({ engine }) => {
     await page.goto(url);
     await waitFor(page, `${statusText}.includes("Python ready")`);
     await waitFor(page, "navigator.serviceWorker && navigator.serviceWorker.controller");
-    await waitFor(page, snapshotStored);
     process.kill(-server.pid!);
     await expect.poll(async () => (await fetch(url).catch(() => null)) === null, { timeout: 10_000 }).toBe(true);
     await page.reload();
     await waitFor(page, `${statusText}.includes("Python ready")`);
-    // The first visit stored its snapshot in IndexedDB (WebKit keeps its bytes where it cannot keep a Blob), and this visit restored it.
-    expect(await page.eval(`document.querySelector("[role=status]").getAttribute("data-boot")`)).toBe("snapshot");
     expect(await runCell(page, "print('offline', 6 * 7)")).toContain("offline 42");
   } finally {
     await page.close();
