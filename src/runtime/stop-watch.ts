@@ -8,9 +8,12 @@ import type { WorkerHandle } from "./python-worker";
  * signal every 50 ticks of the interpreter and clears it when it does, so a pure-Python loop
  * notices within microseconds of having the processor; code stuck in C never does. The page
  * asks every {@link INTERRUPT_POLL_MS}, and counts only the time between prompt answers: a
- * machine too busy to answer may not have given Python a turn either.
+ * machine too busy to answer may not have given Python a turn either. The frame answers even
+ * when Python's thread is kept off the processor by other threads of the worker (V8 compiling
+ * Python's hot code in the background after a restore, on two cores): with 30 ms, a loop that
+ * Python would have stopped was now and then replaced on a slow machine.
  */
-const HARD_STOP_GRACE_MS = 30;
+const HARD_STOP_GRACE_MS = 100;
 /**
  * Without shared memory no SIGINT is sent: only a run waiting in `await` can stop, by having its
  * task cancelled, and the worker's answer to the cancel is the only sign. It gets this long.
