@@ -46,7 +46,8 @@ export function restoreWithoutCopies(data: Blob | ArrayBuffer, checksum: string)
   const header = data instanceof Blob ? data.slice(0, STORED_HEADER_BYTES).arrayBuffer() : Promise.resolve(data.slice(0, STORED_HEADER_BYTES));
   const size = header.then((bytes) => storedSize(new Uint8Array(bytes)));
   size.catch(() => undefined);
-  const whole = readChecked(data, checksum);
+  // Let go of once written: Pyodide may keep its options (and this factory) for good.
+  let whole: Promise<Uint8Array[]> | undefined = readChecked(data, checksum);
   whole.catch(() => undefined);
   // Pyodide copies what follows the header here into the heap too: the same bytes as the pages'.
   const prefix = new Uint8Array(PREFIX_BYTES);
@@ -57,7 +58,10 @@ export function restoreWithoutCopies(data: Blob | ArrayBuffer, checksum: string)
     const heap = new Uint8Array((module as unknown as { HEAP8: Int8Array }).HEAP8.buffer);
     // The heap is the snapshot after its header, whose length the snapshot's first page gives.
     let heapOffset = -1;
-    forEachStoredPage(await whole, (offset, bytes) => {
+    const chunks = await whole;
+    whole = undefined;
+    if (!chunks) throw new Error("it was restored once already");
+    forEachStoredPage(chunks, (offset, bytes) => {
       if (heapOffset < 0) {
         heapOffset = offset === 0 && bytes.length >= 8 ? new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true) : 0;
         if (heapOffset < 16 || heapOffset % 16 || heapOffset > PREFIX_BYTES) throw malformed();
