@@ -1,9 +1,11 @@
 /**
  * A database written by the previous schema (3: messages in Anthropic's wire format, one key
- * at the top of the settings) opens in this version with everything in it.
+ * at the top of the settings, the Playground's output inside its record) opens in this version
+ * with everything in it.
  */
 import { expect, test } from "./support/test";
 import { answered, apiBase, messages, requests, script, sendMessage, uniqueKey } from "./support/chat";
+import { editor, output } from "./support/playground";
 
 test("a schema-3 database migrates: conversation, messages, cells, files, interpreter state, sandbox and key", async ({ page }) => {
   const key = uniqueKey("migrate");
@@ -33,7 +35,7 @@ test("a schema-3 database migrates: conversation, messages, cells, files, interp
         request.onsuccess = () => resolve(request.result);
         request.onerror = () => reject(request.error);
       });
-      const tx = db.transaction(["settings", "conversations", "messages", "interpreterState", "sandboxes", "files", "drafts"], "readwrite");
+      const tx = db.transaction(["settings", "conversations", "messages", "interpreterState", "sandboxes", "files", "drafts", "playground"], "readwrite");
       const put = (store: string, value: unknown, k?: IDBValidKey) => tx.objectStore(store).put(value, k);
       put("settings", { apiKey: key, rememberKey: true, model: "claude-old-model", baseUrl, maxTokens: 4000, backend: "auto", sandboxTool: "code_execution_20260521", packageBaseUrl: "", lockFileUrl: "", runTimeoutSeconds: 120, outputLimitKiB: 1024 }, "app");
       const id = "c-old";
@@ -63,6 +65,7 @@ test("a schema-3 database migrates: conversation, messages, cells, files, interp
       put("sandboxes", { containerId: "container_old", uploads: {}, attached: [], cells: 1 }, `chat:${id}`);
       put("files", { scope: `chat:${id}`, path: "numbers.csv", data: new Blob(["n\n1\n2\n"]), size: 6, modifiedAt: 3 });
       put("drafts", "a draft from before", id);
+      put("playground", { code: 'print("old playground")', outputs: [{ kind: "stream", name: "stdout", text: "old playground\n" }], updatedAt: 4 }, "current");
       await new Promise((resolve, reject) => {
         tx.oncomplete = resolve;
         tx.onerror = () => reject(tx.error);
@@ -122,4 +125,9 @@ test("a schema-3 database migrates: conversation, messages, cells, files, interp
       }),
   );
   expect(sandbox).toEqual({ version: 4, record: { provider: "anthropic", containerId: "container_old", uploads: {}, attached: [], cells: 1 } });
+
+  // The Playground as it was saved, its output inside its record.
+  await page.goto("/#/playground");
+  await expect(editor(page)).toContainText('print("old playground")');
+  await expect(output(page)).toHaveText("old playground");
 });

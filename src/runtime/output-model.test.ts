@@ -14,14 +14,29 @@ describe("applyEvent", () => {
 
   it("starts a new piece at a line break once a piece is large", () => {
     const line = "x".repeat(99) + "\n";
-    let items = applyEvent([], { type: "stream", name: "stdout", text: line.repeat(STREAM_PIECE_CHARS / 100 + 1) });
+    const fits = Math.floor(STREAM_PIECE_CHARS / 100);
+    let items = applyEvent([], { type: "stream", name: "stdout", text: line.repeat(fits) });
+    items = applyEvent(items, { type: "stream", name: "stdout", text: line });
     items = applyEvent(items, { type: "stream", name: "stdout", text: "partial" });
-    expect(items).toHaveLength(2);
-    expect(items[0]).toMatchObject({ text: line.repeat(STREAM_PIECE_CHARS / 100 + 1) });
-    expect(items[1]).toMatchObject({ text: "partial" });
+    expect(items).toEqual([
+      { kind: "stream", name: "stdout", text: line.repeat(fits) },
+      { kind: "stream", name: "stdout", text: line + "partial" },
+    ]);
     // A line that never breaks stays in one piece.
     const long = applyEvent([], { type: "stream", name: "stdout", text: "y".repeat(STREAM_PIECE_CHARS * 2) });
     expect(applyEvent(long, { type: "stream", name: "stdout", text: "z" })).toHaveLength(1);
+  });
+
+  it("cuts a large batch of text into pieces at line breaks, none larger than a piece", () => {
+    const text = Array.from({ length: 20_000 }, (_, i) => `${i}\n`).join("") + "tail";
+    const items = applyEvent([{ kind: "stream", name: "stdout", text: "head " }], { type: "stream", name: "stdout", text });
+    expect(items.length).toBeGreaterThan(text.length / STREAM_PIECE_CHARS);
+    expect(items.map((item) => (item.kind === "stream" ? item.text : "")).join("")).toBe("head " + text);
+    for (const item of items.slice(0, -1)) {
+      expect(item).toMatchObject({ kind: "stream", name: "stdout", text: expect.stringMatching(/\n$/) });
+      if (item.kind === "stream") expect(item.text.length).toBeLessThanOrEqual(STREAM_PIECE_CHARS);
+    }
+    expect(items.at(-1)).toMatchObject({ text: expect.stringMatching(/tail$/) });
   });
 
   it("turns truncation into a visible notice", () => {

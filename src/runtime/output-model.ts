@@ -14,17 +14,9 @@ export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): Ou
   switch (event.type) {
     case "stream": {
       const last = items[items.length - 1];
-      if (last?.kind !== "stream" || last.name !== event.name) {
-        return [...items, { kind: "stream", name: event.name, text: event.text }];
-      }
-      const text = last.text + event.text;
-      const cut = text.length > STREAM_PIECE_CHARS ? text.lastIndexOf("\n") + 1 : 0;
-      if (cut <= 0 || cut === text.length) return [...items.slice(0, -1), { ...last, text }];
-      return [
-        ...items.slice(0, -1),
-        { ...last, text: text.slice(0, cut) },
-        { kind: "stream", name: event.name, text: text.slice(cut) },
-      ];
+      const joined = last?.kind === "stream" && last.name === event.name;
+      const pieces = streamPieces(joined ? last.text + event.text : event.text);
+      return [...(joined ? items.slice(0, -1) : items), ...pieces.map((text) => ({ kind: "stream" as const, name: event.name, text }))];
     }
     case "display":
       return [...items, { kind: "display", data: event.data }];
@@ -44,6 +36,25 @@ export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): Ou
     case "fatal":
       return [...items];
   }
+}
+
+/**
+ * `text` in pieces of at most {@link STREAM_PIECE_CHARS}, each cut after a line break (a line
+ * longer than that is a piece of its own); the last piece holds the rest. A flood's batch of
+ * output can be hundreds of kilobytes: shown as one block, laying it out held the page up.
+ */
+function streamPieces(text: string): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  while (text.length - start > STREAM_PIECE_CHARS) {
+    const before = text.lastIndexOf("\n", start + STREAM_PIECE_CHARS - 1);
+    const cut = before >= start ? before + 1 : text.indexOf("\n", start + STREAM_PIECE_CHARS) + 1;
+    if (cut <= 0 || cut === text.length) break;
+    pieces.push(text.slice(start, cut));
+    start = cut;
+  }
+  pieces.push(text.slice(start));
+  return pieces;
 }
 
 /** Record the person's answer to the pending `input()` prompt. */

@@ -25,6 +25,17 @@ export interface PlaygroundRecord {
 }
 
 /**
+ * The Playground as stored: its code, and how many parts its output was saved in (under
+ * keys of their own, see storage/playground.ts); older versions kept `outputs` here.
+ */
+export interface StoredPlayground {
+  code: string;
+  updatedAt: number;
+  parts?: number;
+  outputs?: OutputItem[];
+}
+
+/**
  * A conversation's interpreter state as stored: each value in a record of its own (see
  * `saveInterpreterState`), named in `valueKeys`; older versions kept them in `values`.
  */
@@ -33,7 +44,8 @@ export type StoredSnapshot = SessionSnapshot & { valueKeys?: Record<string, stri
 /** Every store of Kiln's database, its keys and values. */
 export interface AppDbSchema extends DBSchema {
   settings: { key: string; value: unknown };
-  playground: { key: string; value: PlaygroundRecord };
+  /** Under `current`, the code; under `current/<n>`, the parts of its output. */
+  playground: { key: string; value: StoredPlayground | OutputItem[] };
   conversations: { key: string; value: Conversation; indexes: { updatedAt: number } };
   messages: { key: string; value: ChatMessage; indexes: { conversationId: string } };
   /**

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { CodeEditor } from "../../components/CodeEditor";
 import { OutputView } from "../../components/OutputView";
 import type { OutputItem } from "../../model/output";
@@ -30,12 +30,24 @@ export function Playground() {
   const { outputs, running, startedAt, finishedRuns } = useSyncExternalStore(owner.subscribe, () => owner.current);
   /** Code whose run ended `unavailable` in the browser, which the provider's sandbox could run. */
   const [offerSandbox, setOfferSandbox] = useState<{ code: string; provider: string } | null>(null);
+  /**
+   * The code and output saved last (or loaded): a run's end and the save after an edit both
+   * ask to save, and megabytes of output that did not change are not written again.
+   */
+  const saved = useRef<{ code: string; outputs: readonly OutputItem[] } | null>(null);
+  const save = useCallback((source: string, shown: OutputItem[]) => {
+    if (saved.current?.code === source && saved.current.outputs === shown) return;
+    saved.current = { code: source, outputs: shown };
+    void persist(source, shown);
+  }, []);
 
   useEffect(() => {
     loadPlayground()
       .then((record) => {
+        const outputs = record?.outputs ?? [];
+        if (record) saved.current = { code: record.code, outputs };
         setCode(record?.code ?? WELCOME);
-        owner.show(record?.outputs ?? []);
+        owner.show(outputs);
       })
       .catch(() => setCode(WELCOME));
   }, [owner]);
@@ -43,9 +55,9 @@ export function Playground() {
   // Save shortly after each edit (a run saves its outcome as soon as it ends).
   useEffect(() => {
     if (code === null || running) return;
-    const timer = setTimeout(() => void persist(code, outputs), 250);
+    const timer = setTimeout(() => save(code, outputs), 250);
     return () => clearTimeout(timer);
-  }, [code, outputs, running]);
+  }, [code, outputs, running, save]);
 
   const run = useCallback(
     async (onSandbox = false) => {
@@ -69,9 +81,9 @@ export function Playground() {
       );
       await files?.sync();
       if (outcome.status === "unavailable" && !outcome.ranOn && sandbox) setOfferSandbox({ code: source, provider: sandbox.provider });
-      void persist(source, shown);
+      save(source, shown);
     },
-    [session, files, config, running, code, settings, owner],
+    [session, files, config, running, code, settings, owner, save],
   );
 
   const onAnswer = useCallback(
