@@ -65,6 +65,22 @@ const statusText = `(document.querySelector("[role=status]")?.textContent || "")
 const outputText = `(${OUTPUT}?.textContent || "")`;
 const finishedRuns = `Number(${OUTPUT}?.getAttribute("data-finished-runs") || 0)`;
 
+/**
+ * How many start-up snapshots the page's origin has stored (see src/runtime/snapshot-store.ts).
+ * A database that is not there yet is not made here: its upgrade is aborted.
+ */
+const STORED_SNAPSHOTS = `new Promise((resolve) => {
+  const open = indexedDB.open("kiln-python-snapshots");
+  open.onupgradeneeded = () => open.transaction.abort();
+  open.onerror = () => resolve(0);
+  open.onsuccess = () => {
+    const db = open.result;
+    const count = db.transaction("snapshots").objectStore("snapshots").count();
+    count.onsuccess = () => { db.close(); resolve(count.result); };
+    count.onerror = () => { db.close(); resolve(0); };
+  };
+})`;
+
 function button(name: string): string {
   return `[...document.querySelectorAll("button")].find((b) => (b.getAttribute("aria-label") || b.textContent.trim()) === ${js(name)})`;
 }
@@ -202,10 +218,13 @@ test("offline reload", async ({ engine }) => {
     await page.goto(url);
     await waitFor(page, `${statusText}.includes("Python ready")`);
     await waitFor(page, "navigator.serviceWorker && navigator.serviceWorker.controller");
+    // The first visit's snapshot is stored after "Python ready": a reload before that starts afresh.
+    await expect.poll(() => page.eval<number>(STORED_SNAPSHOTS), { timeout: 60_000, intervals: [200] }).toBe(1);
     process.kill(-server.pid!);
     await expect.poll(async () => (await fetch(url).catch(() => null)) === null, { timeout: 10_000 }).toBe(true);
     await page.reload();
     await waitFor(page, `${statusText}.includes("Python ready")`);
+    expect(await page.eval(`document.querySelector("[role=status]").dataset.boot`)).toBe("snapshot");
     expect(await runCell(page, "print('offline', 6 * 7)")).toContain("offline 42");
   } finally {
     await page.close();
