@@ -7,7 +7,8 @@
  * time (ms since navigation) at which Python was ready, and `startedAt` holds it.
  */
 import { PythonSession } from "./runtime/python-session";
-import { WorkerHandle, pyodideIndexUrl, sparesReady, takeWorker } from "./runtime/python-worker";
+import { WorkerHandle, pyodideIndexUrl } from "./runtime/python-worker";
+import { sparesReady, takeWorker } from "./runtime/spares";
 import { bootCounts } from "./runtime/boot-snapshot";
 import { sessionConfig } from "./runtime/session-config";
 import { DEFAULT_SETTINGS, loadSettings, saveSettings } from "./storage/settings";

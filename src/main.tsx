@@ -1,7 +1,7 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
-import { warmSpare } from "./runtime/python-worker";
+import { warmSpare } from "./runtime/spares";
 import { sessionConfig } from "./runtime/session-config";
 import { loadSettings } from "./storage/settings";
 import { routeFromHash } from "./route";

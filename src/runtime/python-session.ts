@@ -8,7 +8,8 @@ import type {
   WorkerEvent,
   WorkerRunOutcome,
 } from "../../workers/python-api";
-import { takeWorker, warmSpare, warmSpareLater, type WorkerConfig, type WorkerHandle } from "./python-worker";
+import type { WorkerConfig, WorkerHandle } from "./python-worker";
+import { takeWorker, warmSpare, warmSpareLater } from "./spares";
 import { emptySnapshot, merged } from "./session-state";
 import { watchStop } from "./stop-watch";
 

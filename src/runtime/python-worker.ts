@@ -1,17 +1,15 @@
 import * as Comlink from "comlink";
 import workerUrl from "../../workers/python.worker.ts?worker&url";
-import hostUrl from "../host/python-host.ts?worker&url";
-import { HOST_SRCDOC } from "../host/host-bootstrap";
 import type {
   HostCommand,
   HostLaunch,
-  HostStart,
   PythonWorkerApi,
   RuntimeInfo,
   WorkerEvent,
   WorkerInit,
 } from "../../workers/python-api";
 import { serveFetches } from "./worker-fetches";
+import { forgetHostFrame, hostFrame, type HostFrame } from "./host-frame";
 import { abandonOffer, offerSnapshot, settleBoot } from "./boot-snapshot";
 import {
   dropped,
@@ -42,29 +40,6 @@ export function pyodideIndexUrl(): string {
 
 // A reply from the worker is data: never a proxy that the page would call into.
 Comlink.transferHandlers.delete("proxy");
-
-const sources = new Map<string, Promise<string>>();
-
-/**
- * A module's code, to be run from a `blob:` or `data:` URL in a host frame (which cannot
- * fetch it: its network may be off). Built modules are self-contained; the page fetches them
- * (the service worker serves them offline). In dev, where a module imports others, the code
- * imports it instead.
- */
-function moduleSource(url: string): Promise<string> {
-  const moduleUrl = new URL(url, location.href).href;
-  if (import.meta.env.DEV) return Promise.resolve(`import ${JSON.stringify(moduleUrl)};`);
-  let source = sources.get(moduleUrl);
-  if (!source) {
-    source = fetch(moduleUrl).then((response) => {
-      if (!response.ok) throw new Error(`Could not load Python's code (${response.status}).`);
-      return response.text();
-    });
-    sources.set(moduleUrl, source);
-    source.catch(() => sources.delete(moduleUrl));
-  }
-  return source;
-}
 
 const BLOB_PROBE = "kiln: does this Blob arrive whole?";
 
@@ -282,121 +257,4 @@ export class WorkerHandle {
     this.control.close();
     this.host.count(-1);
   }
-}
-
-/**
- * A sandboxed frame that starts the page's Python workers of one kind (with network, or
- * without: its policy is fixed). It compiles Pyodide's WebAssembly once, so every worker after
- * the first starts without compiling it. It runs no Python: ending a worker leaves it as it was.
- */
-interface HostFrame {
-  element: HTMLIFrameElement;
-  /** Where the page asks the frame for a worker, once the frame runs its code. */
-  launcher: Promise<MessagePort>;
-  /** Workers of this page alive in it, shown on the element as `data-workers`. */
-  workers: number;
-  /** One more worker (+1) or one fewer (-1); a forgotten frame goes with its last worker. */
-  count(change: 1 | -1): void;
-  /** It failed to start: no new worker goes to it, and it goes once its last worker has. */
-  forgotten?: boolean;
-}
-
-const hostFrames = new Map<boolean, HostFrame>();
-
-function hostFrame(network: boolean): HostFrame {
-  const existing = hostFrames.get(network);
-  if (existing) return existing;
-  const element = document.createElement("iframe");
-  // Out of sight, but not `hidden`: Chromium backgrounds the process of a cross-origin frame
-  // that is not rendered (display: none), which on Linux lowers its main thread's priority
-  // (nice 5). That thread is the frame's own: it relays Stop and input() answers, tells the
-  // page whether Python has seen a Stop, and starts the next worker. (Workers' threads keep
-  // their priority either way.)
-  Object.assign(element.style, { position: "fixed", top: "0", left: "0", width: "0", height: "0", border: "0" });
-  element.tabIndex = -1;
-  element.setAttribute("aria-hidden", "true");
-  element.title = "Python";
-  element.setAttribute("sandbox", "allow-scripts");
-  element.setAttribute("allow", "cross-origin-isolated");
-  element.srcdoc = HOST_SRCDOC;
-  const loaded = new Promise<void>((resolve) => element.addEventListener("load", () => resolve(), { once: true }));
-  document.body.append(element);
-  // The frame waits for these two texts (1.2 MB, from the HTTP cache on a repeat visit): asked
-  // for before Pyodide's own files, so that they are not read behind the 10 MB of WebAssembly.
-  const sources = Promise.all([moduleSource(hostUrl), moduleSource(workerUrl)]);
-  const launcher = Promise.all([sources, loaded]).then(([[hostSource, source]]) => {
-    const { port1, port2 } = new MessageChannel();
-    const start: HostStart = { kilnHost: 1, hostSource, source, network, launcher: port2 };
-    // The frame's origin is opaque, so "*": it is our own frame, just created.
-    element.contentWindow?.postMessage(start, "*", [port2]);
-    return port1;
-  });
-  const host: HostFrame = {
-    element,
-    launcher,
-    workers: 0,
-    count: (change) => {
-      host.workers += change;
-      element.setAttribute("data-workers", String(host.workers));
-      if (host.forgotten && host.workers <= 0) element.remove();
-    },
-  };
-  // Its code could not be had: the next worker tries a new frame.
-  launcher.catch(() => forgetHostFrame(host));
-  hostFrames.set(network, host);
-  return host;
-}
-
-/** A frame that failed to start: removed once no worker of it is left, and never used again. */
-function forgetHostFrame(host: HostFrame): void {
-  host.forgotten = true;
-  for (const [network, known] of hostFrames) if (known === host) hostFrames.delete(network);
-  if (host.workers <= 0) host.element.remove();
-}
-
-/**
- * Warm spares, one per worker configuration, shared by every session on the page: a
- * session whose worker must be replaced (or restarted) takes one that has already loaded.
- */
-const spares = new Map<string, WorkerHandle>();
-const configKey = (config: WorkerConfig) => JSON.stringify([config.lockFileUrl, config.packageBaseUrl, config.network]);
-
-/** A worker for `config`: the warm spare when there is one, else a new one. */
-export function takeWorker(config: WorkerConfig): WorkerHandle {
-  const key = configKey(config);
-  const spare = spares.get(key);
-  spares.delete(key);
-  return spare?.alive ? spare : new WorkerHandle(config);
-}
-
-/** Make sure a spare for `config` is loading or loaded. */
-export function warmSpare(config: WorkerConfig): void {
-  const key = configKey(config);
-  if (spares.get(key)?.alive) return;
-  const spare = new WorkerHandle(config);
-  spares.set(key, spare);
-  spare.gone.catch(() => {
-    if (spares.get(key) === spare) spares.delete(key);
-  });
-}
-
-/** Spares that will start loading after a wait. */
-const dueSpares = new Set<Promise<void>>();
-
-/** {@link warmSpare} after `delayMs`, if `wanted()` still says so then. */
-export function warmSpareLater(config: WorkerConfig, delayMs: number, wanted: () => boolean): void {
-  const due = new Promise<void>((resolve) =>
-    setTimeout(() => {
-      if (wanted()) warmSpare(config);
-      dueSpares.delete(due);
-      resolve();
-    }, delayMs),
-  );
-  dueSpares.add(due);
-}
-
-/** Resolves once every spare, including those due to start, has loaded (for benchmarks and tests that time recovery). */
-export async function sparesReady(): Promise<void> {
-  while (dueSpares.size) await Promise.all(dueSpares);
-  await Promise.allSettled([...spares.values()].map((spare) => spare.ready));
 }

@@ -1,0 +1,52 @@
+/**
+ * Warm spares: Python workers that load before they are needed, so that a Restart or a
+ * replaced worker takes one that is ready.
+ */
+import { WorkerHandle, type WorkerConfig } from "./python-worker";
+
+/**
+ * The spares, one per worker configuration, shared by every session on the page: a
+ * session whose worker must be replaced (or restarted) takes one that has already loaded.
+ */
+const spares = new Map<string, WorkerHandle>();
+const configKey = (config: WorkerConfig) => JSON.stringify([config.lockFileUrl, config.packageBaseUrl, config.network]);
+
+/** A worker for `config`: the warm spare when there is one, else a new one. */
+export function takeWorker(config: WorkerConfig): WorkerHandle {
+  const key = configKey(config);
+  const spare = spares.get(key);
+  spares.delete(key);
+  return spare?.alive ? spare : new WorkerHandle(config);
+}
+
+/** Make sure a spare for `config` is loading or loaded. */
+export function warmSpare(config: WorkerConfig): void {
+  const key = configKey(config);
+  if (spares.get(key)?.alive) return;
+  const spare = new WorkerHandle(config);
+  spares.set(key, spare);
+  spare.gone.catch(() => {
+    if (spares.get(key) === spare) spares.delete(key);
+  });
+}
+
+/** Spares that will start loading after a wait. */
+const dueSpares = new Set<Promise<void>>();
+
+/** {@link warmSpare} after `delayMs`, if `wanted()` still says so then. */
+export function warmSpareLater(config: WorkerConfig, delayMs: number, wanted: () => boolean): void {
+  const due = new Promise<void>((resolve) =>
+    setTimeout(() => {
+      if (wanted()) warmSpare(config);
+      dueSpares.delete(due);
+      resolve();
+    }, delayMs),
+  );
+  dueSpares.add(due);
+}
+
+/** Resolves once every spare, including those due to start, has loaded (for benchmarks and tests that time recovery). */
+export async function sparesReady(): Promise<void> {
+  while (dueSpares.size) await Promise.all(dueSpares);
+  await Promise.allSettled([...spares.values()].map((spare) => spare.ready));
+}
