@@ -38,7 +38,9 @@ export function createInterruptBuffer(): SharedArrayBuffer {
 /**
  * Frame side: keeps a Stop pending until Python has seen it (a Stop erased unseen is written
  * again, below), and tells whether one is pending: set, with Python yet to reach a point where it
- * looks. A worker blocked in `time.sleep` or `input()`, or whose cell waits in `await`, is at such
+ * looks. A buffer that Pyodide's signal check has cleared is not pending: that check ran on
+ * Python's thread, so Python runs bytecode (it is not stuck in C) and is seeing the Stop, or will
+ * see the one written again at its next check, whether or not its handler has run yet. A worker blocked in `time.sleep` or `input()`, or whose cell waits in `await`, is at such
  * a point: the Stop wakes `time.sleep` at once, `input()` looks every 50 ms, and a cell waiting in
  * `await` sees it at its next step (or the page cancels its task); each as soon as the worker has
  * the processor (on a busy machine, not always within the short grace the page gives code that may
@@ -51,7 +53,8 @@ export function keepStopPending(buffer: SharedArrayBuffer): boolean {
   if (current === SIGINT) return true;
   // Cleared, yet seen by nobody: the signal check Pyodide runs reads the buffer and then writes
   // 0, two steps, so a Stop written between them is erased. It is written again.
-  return current === 0 && Atomics.load(signal, SEEN) === 0 && Atomics.compareExchange(signal, 0, 0, SIGINT) === 0;
+  if (current === 0 && Atomics.load(signal, SEEN) === 0) Atomics.compareExchange(signal, 0, 0, SIGINT);
+  return false;
 }
 
 /** Worker side: Python has seen the Stop (its handler ran, or the page's cancel took it). */

@@ -6,14 +6,14 @@ import type { WorkerHandle } from "./python-worker";
 /**
  * How long Python gets to notice SIGINT before its worker is replaced. Pyodide looks at the
  * signal every 50 ticks of the interpreter and clears it when it does, so a pure-Python loop
- * notices within microseconds of having the processor; code stuck in C never does. The page
- * asks every {@link INTERRUPT_POLL_MS}, and counts only the time between prompt answers: a
- * machine too busy to answer may not have given Python a turn either. The frame answers even
- * when Python's thread is kept off the processor by other threads of the worker (V8 compiling
- * Python's hot code in the background after a restore, on two cores): with 30 ms, a loop that
- * Python would have stopped was now and then replaced on a slow machine.
+ * notices within microseconds of having the processor; code stuck in C never does. Once the
+ * check has cleared it, the Stop counts as seen (see keepStopPending), however long Python then
+ * takes to run its handler: on a slow 2-core machine, the first Stop a restored worker handles
+ * (code that V8 had not compiled yet) took longer than 30 ms to get there. The page asks every
+ * {@link INTERRUPT_POLL_MS}, and counts only the time between prompt answers: a machine too busy
+ * to answer may not have given Python a turn either.
  */
-const HARD_STOP_GRACE_MS = 100;
+const HARD_STOP_GRACE_MS = 50;
 /**
  * Without shared memory no SIGINT is sent: only a run waiting in `await` can stop, by having its
  * task cancelled, and the worker's answer to the cancel is the only sign. It gets this long.
