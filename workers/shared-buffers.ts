@@ -40,7 +40,8 @@ export function createInterruptBuffer(): SharedArrayBuffer {
  * again, below), and tells whether one is pending: set, with Python yet to reach a point where it
  * looks. A buffer that Pyodide's signal check has cleared is not pending: that check ran on
  * Python's thread, so Python runs bytecode (it is not stuck in C) and is seeing the Stop, or will
- * see the one written again at its next check, whether or not its handler has run yet. A worker blocked in `time.sleep` or `input()`, or whose cell waits in `await`, is at such
+ * see the one written again at its next check, whether or not its handler has run yet. A worker
+ * blocked in `time.sleep` or `input()`, or whose cell waits in `await`, is at such
  * a point: the Stop wakes `time.sleep` at once, `input()` looks every 50 ms, and a cell waiting in
  * `await` sees it at its next step (or the page cancels its task); each as soon as the worker has
  * the processor (on a busy machine, not always within the short grace the page gives code that may

@@ -8,8 +8,8 @@ import type { WorkerHandle } from "./python-worker";
  * signal every 50 ticks of the interpreter and clears it when it does, so a pure-Python loop
  * notices within microseconds of having the processor; code stuck in C never does. Once the
  * check has cleared it, the Stop counts as seen (see keepStopPending), however long Python then
- * takes to run its handler: on a slow 2-core machine, the first Stop a restored worker handles
- * (code that V8 had not compiled yet) took longer than 30 ms to get there. The page asks every
+ * takes to run its handler (with 30 ms and no such rule, a loop that Python would have stopped
+ * was now and then replaced on a slow 2-core machine, most likely there). The page asks every
  * {@link INTERRUPT_POLL_MS}, and counts only the time between prompt answers: a machine too busy
  * to answer may not have given Python a turn either.
  */
