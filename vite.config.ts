@@ -56,12 +56,15 @@ export default defineConfig(({ mode }) => ({
     rolldownOptions: {
       input: { main: "index.html", embed: "embed.html", ...(mode === "test" ? { harness: "harness.html" } : {}) },
       output: {
-        // The editor, React and the SDK in chunks of their own: smaller, and cached across releases.
+        // The editor, React and each SDK in chunks of their own: smaller, cached across releases, and
+        // the SDKs loaded only by a request to their provider.
         codeSplitting: {
           groups: [
             { name: "codemirror", test: /node_modules[\\/](@codemirror|@lezer|codemirror|crelt|style-mod|w3c-keyname)/ },
             { name: "react", test: /node_modules[\\/](react|react-dom|scheduler)[\\/]/ },
             { name: "anthropic", test: /node_modules[\\/]@anthropic-ai[\\/]/ },
+            // Vite's helper for dynamic imports, which the page needs at once: not in a chunk loaded later.
+            { name: "preload", test: /preload-helper/, priority: 10 },
           ],
         },
       },

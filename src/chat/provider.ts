@@ -60,6 +60,19 @@ export class ProviderError extends Error {
   }
 }
 
+/**
+ * A provider's SDK, loaded by its first request (a page that makes none, such as the
+ * Playground, never evaluates it). A load that fails (offline before the app was ever stored,
+ * or a new version has replaced it) says so.
+ */
+export async function loadSdk<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch {
+    throw new ProviderError("Could not load the code that talks to this provider. Check the connection, then reload the page.", "network");
+  }
+}
+
 /** One model provider, set up with the person's key and Base URL. */
 export interface Provider {
   readonly id: string;

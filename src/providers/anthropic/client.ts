@@ -1,6 +1,6 @@
-import Anthropic, { toFile } from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import type { TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
-import { ProviderError, redactKey, type TurnEvent } from "../../chat/provider";
+import { loadSdk as load, ProviderError, redactKey, type TurnEvent } from "../../chat/provider";
 import { retryAfter, withRetries } from "../../chat/retry";
 import { checkApiBaseUrl } from "../../storage/settings";
 
@@ -44,10 +44,15 @@ export interface StreamReply {
   /** The code execution container the answer used. */
   container?: { id: string; expiresAt: string };
 }
-function client(settings: ProviderSettings): Anthropic {
+/** The SDK, once a request has loaded it. */
+let sdk: typeof import("@anthropic-ai/sdk") | undefined;
+const loadSdk = async () => (sdk ??= await load(() => import("@anthropic-ai/sdk")));
+
+async function client(settings: ProviderSettings): Promise<Anthropic> {
   // Checked right before the key is handed over: a bad stored Base URL fails here instead of getting the key.
   const baseUrl = checkApiBaseUrl(settings.baseUrl.trim() || DEFAULT_BASE_URL);
   if (!baseUrl.ok) throw new ProviderError(`${baseUrl.message} Fix it in Settings.`, "invalid");
+  const { default: Anthropic } = await loadSdk();
   return new Anthropic({
     apiKey: settings.apiKey,
     baseURL: baseUrl.url,
@@ -59,7 +64,7 @@ function client(settings: ProviderSettings): Anthropic {
 /** Model ids the key can use (Models API). */
 export async function listModels(settings: ProviderSettings): Promise<string[]> {
   try {
-    const page = await client(settings).models.list({ limit: 100 });
+    const page = await (await client(settings)).models.list({ limit: 100 });
     return page.data.map((model) => model.id);
   } catch (error) {
     throw describe(error, [], settings.apiKey);
@@ -69,7 +74,9 @@ export async function listModels(settings: ProviderSettings): Promise<string[]> 
 /** Upload a file with the Files API; returns its id. */
 export async function uploadFile(settings: ProviderSettings, name: string, data: Uint8Array, signal?: AbortSignal): Promise<string> {
   try {
-    const file = await client(settings).files.upload({ file: await toFile(data, name) }, { signal });
+    const api = await client(settings);
+    const { toFile } = await loadSdk();
+    const file = await api.files.upload({ file: await toFile(data, name) }, { signal });
     return file.id;
   } catch (error) {
     throw describe(error, [], settings.apiKey);
@@ -83,7 +90,7 @@ export async function downloadFile(
   signal?: AbortSignal,
 ): Promise<{ name: string; data: Uint8Array }> {
   try {
-    const api = client(settings);
+    const api = await client(settings);
     const meta = await api.files.retrieveMetadata(fileId, {}, { signal });
     const response = await api.files.download(fileId, {}, { signal });
     return { name: meta.filename, data: new Uint8Array(await response.arrayBuffer()) };
@@ -123,7 +130,7 @@ async function read(settings: ProviderSettings, request: StreamRequest, shown: (
   const json: string[] = [];
   /** Every block in order, in the API's shape, as it must be sent back. */
   const raw: ApiBlock[] = [];
-  const stream = await client(settings).messages.create(
+  const stream = await (await client(settings)).messages.create(
     {
       model: settings.model,
       max_tokens: settings.maxTokens,
@@ -199,19 +206,21 @@ function describe(cause: unknown, partial: (TextBlock | ToolCallBlock)[], apiKey
   if (cause instanceof ProviderError) return new ProviderError(cause.message, cause.kind, partial, cause.retryAfterSeconds);
   const said = (cause as { apiMessage?: string | null })?.apiMessage ?? (cause instanceof Error ? cause.message : String(cause));
   const text = redactKey(said, apiKey);
-  if (cause instanceof Anthropic.APIUserAbortError || (cause instanceof Error && cause.name === "AbortError")) {
+  // The SDK's errors come only from requests, which load it first.
+  const Anthropic = sdk?.default;
+  if ((Anthropic && cause instanceof Anthropic.APIUserAbortError) || (cause instanceof Error && cause.name === "AbortError")) {
     return new ProviderError("Stopped.", "aborted", partial);
   }
-  if (cause instanceof Anthropic.AuthenticationError || cause instanceof Anthropic.PermissionDeniedError) {
+  if (Anthropic && (cause instanceof Anthropic.AuthenticationError || cause instanceof Anthropic.PermissionDeniedError)) {
     return new ProviderError("The API key was not accepted. Check it in Settings.", "auth", partial);
   }
-  if (cause instanceof Anthropic.NotFoundError) {
+  if (Anthropic && cause instanceof Anthropic.NotFoundError) {
     return new ProviderError(`Model not found: ${text}. Choose another model in Settings.`, "model", partial);
   }
   const wait = retryAfter((cause as { headers?: Headers }).headers);
-  if (cause instanceof Anthropic.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
-  if (cause instanceof Anthropic.BadRequestError) return new ProviderError(`The request was refused: ${text}`, "invalid", partial);
-  if (cause instanceof Anthropic.APIConnectionError) {
+  if (Anthropic && cause instanceof Anthropic.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
+  if (Anthropic && cause instanceof Anthropic.BadRequestError) return new ProviderError(`The request was refused: ${text}`, "invalid", partial);
+  if (Anthropic && cause instanceof Anthropic.APIConnectionError) {
     const offline = typeof navigator !== "undefined" && navigator.onLine === false;
     return offline
       ? new ProviderError("You are offline. Your message is saved; retry when you are back online.", "offline", partial)
@@ -221,6 +230,6 @@ function describe(cause: unknown, partial: (TextBlock | ToolCallBlock)[], apiKey
   const type = (cause as { type?: string | null })?.type;
   if (status === 529 || type === "overloaded_error") return new ProviderError(`The API is overloaded: ${text}`, "overloaded", partial, wait);
   if (typeof status === "number" && status >= 500) return new ProviderError(`The API failed (${status}): ${text}`, "server", partial, wait);
-  if (cause instanceof Anthropic.APIError) return new ProviderError(`The API reported an error: ${text}`, "server", partial);
+  if (Anthropic && cause instanceof Anthropic.APIError) return new ProviderError(`The API reported an error: ${text}`, "server", partial);
   return new ProviderError(text, "network", partial);
 }

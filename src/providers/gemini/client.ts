@@ -1,6 +1,6 @@
-import { ApiError, GoogleGenAI, type GenerateContentResponse } from "@google/genai";
+import type { GenerateContentResponse, GoogleGenAI } from "@google/genai";
 import type { ContentBlock, TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
-import { ProviderError, redactKey, type FinishReason, type TurnRequest } from "../../chat/provider";
+import { loadSdk, ProviderError, redactKey, type FinishReason, type TurnRequest } from "../../chat/provider";
 import { withRetries } from "../../chat/retry";
 import { checkApiBaseUrl } from "../../storage/settings";
 import { fromFunctionCall, toContents, toDeclaration } from "./wire";
@@ -12,10 +12,14 @@ export interface GeminiSettings {
   baseUrl: string;
 }
 
+/** The SDK, once a request has loaded it. */
+let sdk: typeof import("@google/genai") | undefined;
+
 /** A client for `settings`, whose Base URL is checked right before the key is handed over. */
-export function client(settings: GeminiSettings): GoogleGenAI {
+export async function client(settings: GeminiSettings): Promise<GoogleGenAI> {
   const checked = checkApiBaseUrl(settings.baseUrl.trim() || DEFAULT_BASE_URL);
   if (!checked.ok) throw new ProviderError(`${checked.message} Fix it in Settings.`, "invalid");
+  const { GoogleGenAI } = (sdk ??= await loadSdk(() => import("@google/genai")));
   // v1beta: function calling with thought signatures and code execution, as documented for the Gemini API.
   return new GoogleGenAI({ apiKey: settings.apiKey, apiVersion: "v1beta", httpOptions: { baseUrl: checked.url } });
 }
@@ -23,7 +27,7 @@ export function client(settings: GeminiSettings): GoogleGenAI {
 /** Model ids the key can use (without the `models/` prefix), those that can generate content. */
 export async function listModels(settings: GeminiSettings, signal?: AbortSignal): Promise<string[]> {
   try {
-    const pager = await client(settings).models.list({ config: { abortSignal: signal } });
+    const pager = await (await client(settings)).models.list({ config: { abortSignal: signal } });
     const ids: string[] = [];
     for await (const model of pager) {
       if (model.name && (model.supportedActions ?? ["generateContent"]).includes("generateContent")) ids.push(model.name.replace(/^models\//, ""));
@@ -51,7 +55,7 @@ async function streamOnce(settings: GeminiSettings, request: TurnRequest) {
   let streaming = false;
   const partial = () => (text.text ? [text] : []);
   try {
-    const stream = await client(settings).models.generateContentStream({
+    const stream = await (await client(settings)).models.generateContentStream({
       model: request.model,
       contents: toContents(request.messages),
       config: {
@@ -98,7 +102,8 @@ export function describe(cause: unknown, partial: TextBlock[], apiKey: string): 
   const said = cause instanceof Error ? cause.message : String(cause);
   const text = redactKey(said, apiKey);
   if ((cause instanceof Error && cause.name === "AbortError") || /aborted/i.test(said)) return new ProviderError("Stopped.", "aborted", partial);
-  if (cause instanceof ApiError) {
+  // The SDK's errors come only from requests, which load it first.
+  if (sdk && cause instanceof sdk.ApiError) {
     const status = cause.status;
     if (status === 401 || status === 403 || /API_KEY_INVALID|API key not valid/i.test(said)) {
       return new ProviderError("Gemini's API did not accept the API key. Check it in Settings.", "auth", partial);

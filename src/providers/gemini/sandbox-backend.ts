@@ -41,7 +41,7 @@ async function runOnce(code: string, run: BackendRun, settings: GeminiSettings, 
       files.push({ inlineData: { mimeType: mimeOf(name), data: base64(await run.session.readFile(file.path)), displayName: name } });
     }
     const attached = names.length ? `\n\nThe attached files are, in order: ${names.join(", ")}.` : "";
-    const response = await client(settings).models.generateContent({
+    const response = await (await client(settings)).models.generateContent({
       model,
       contents: [
         {

@@ -1,7 +1,7 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import type { TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
-import { ProviderError, redactKey, type FinishReason, type TurnEvent } from "../../chat/provider";
+import { loadSdk, ProviderError, redactKey, type FinishReason, type TurnEvent } from "../../chat/provider";
 import { retryAfter, withRetries } from "../../chat/retry";
 import { checkApiBaseUrl } from "../../storage/settings";
 
@@ -29,11 +29,16 @@ export interface CompletionReply {
 
 const client = (settings: ServerSettings) => sdkClient(settings, DEFAULT_BASE_URL);
 
+/** The `openai` SDK, once a request has loaded it. */
+let sdk: typeof import("openai") | undefined;
+export const loadOpenAI = async () => (sdk ??= await loadSdk(() => import("openai")));
+
 /** An `openai` SDK client for `settings`, whose Base URL is checked right before the key is handed over. */
-export function sdkClient(settings: ServerSettings, defaultBaseUrl: string): { api: OpenAI; baseUrl: string } {
+export async function sdkClient(settings: ServerSettings, defaultBaseUrl: string): Promise<{ api: OpenAI; baseUrl: string }> {
   // A bad stored Base URL fails here instead of getting the key.
   const checked = checkApiBaseUrl(settings.baseUrl.trim() || defaultBaseUrl);
   if (!checked.ok) throw new ProviderError(`${checked.message} Fix it in Settings.`, "invalid");
+  const { default: OpenAI } = await loadOpenAI();
   const api = new OpenAI({
     // Local servers take no key; the SDK wants one, and a server that ignores it gets a placeholder.
     apiKey: settings.apiKey.trim() || "no-key",
@@ -46,7 +51,7 @@ export function sdkClient(settings: ServerSettings, defaultBaseUrl: string): { a
 
 /** Model ids the server offers (`GET /models`). */
 export async function listModels(settings: ServerSettings, signal?: AbortSignal): Promise<string[]> {
-  const { api, baseUrl } = client(settings);
+  const { api, baseUrl } = await client(settings);
   try {
     const page = await api.models.list({ signal });
     return page.data.map((model) => model.id);
@@ -67,7 +72,7 @@ export function streamCompletion(settings: ServerSettings, request: CompletionRe
 const FINISH: Record<string, FinishReason> = { stop: "end", tool_calls: "tool_calls", function_call: "tool_calls", length: "max_tokens", content_filter: "refusal" };
 
 async function streamOnce(settings: ServerSettings, request: CompletionRequest): Promise<CompletionReply> {
-  const { api, baseUrl } = client(settings);
+  const { api, baseUrl } = await client(settings);
   const text: TextBlock = { type: "text", text: "" };
   /** Tool calls by their stream index, assembled from deltas. */
   const calls: { id: string; name: string; arguments: string }[] = [];
@@ -159,21 +164,23 @@ export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: st
   if (cause instanceof ProviderError) return cause;
   const said = cause instanceof Error ? cause.message : String(cause);
   const text = redactKey(said, apiKey);
-  if (cause instanceof OpenAI.APIUserAbortError || (cause instanceof Error && cause.name === "AbortError")) {
+  // The SDK's errors come only from requests, which load it first.
+  const OpenAI = sdk?.default;
+  if ((OpenAI && cause instanceof OpenAI.APIUserAbortError) || (cause instanceof Error && cause.name === "AbortError")) {
     return new ProviderError("Stopped.", "aborted", partial);
   }
-  if (cause instanceof OpenAI.AuthenticationError || cause instanceof OpenAI.PermissionDeniedError) {
+  if (OpenAI && (cause instanceof OpenAI.AuthenticationError || cause instanceof OpenAI.PermissionDeniedError)) {
     return new ProviderError(`${server} did not accept the API key. Check it in Settings.`, "auth", partial);
   }
-  if (cause instanceof OpenAI.NotFoundError) {
+  if (OpenAI && cause instanceof OpenAI.NotFoundError) {
     return new ProviderError(`Model not found: ${text}. Choose another model.`, "model", partial);
   }
   const wait = retryAfter((cause as { headers?: Headers }).headers);
-  if (cause instanceof OpenAI.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
-  if (cause instanceof OpenAI.BadRequestError || cause instanceof OpenAI.UnprocessableEntityError) {
+  if (OpenAI && cause instanceof OpenAI.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
+  if (OpenAI && (cause instanceof OpenAI.BadRequestError || cause instanceof OpenAI.UnprocessableEntityError)) {
     return new ProviderError(`${server} refused the request: ${text}`, "invalid", partial);
   }
-  if (cause instanceof OpenAI.APIConnectionError) {
+  if (OpenAI && cause instanceof OpenAI.APIConnectionError) {
     if (typeof navigator !== "undefined" && navigator.onLine === false) {
       return new ProviderError("You are offline. Your message is saved; retry when you are back online.", "offline", partial);
     }
@@ -182,7 +189,7 @@ export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: st
   const status = (cause as { status?: number })?.status;
   if (status === 503 || status === 529) return new ProviderError(`${server} is overloaded: ${text}`, "overloaded", partial, wait);
   if (typeof status === "number" && status >= 500) return new ProviderError(`${server} failed (${status}): ${text}`, "server", partial, wait);
-  if (cause instanceof OpenAI.APIError) return new ProviderError(`${server} reported an error: ${text}`, "server", partial);
+  if (OpenAI && cause instanceof OpenAI.APIError) return new ProviderError(`${server} reported an error: ${text}`, "server", partial);
   // A stream cut mid-answer ("network error", "terminated"): what was streamed stays.
   return new ProviderError(`The connection to ${words.server} was lost (${text}).`, "network", partial);
 }

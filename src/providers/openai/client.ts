@@ -20,7 +20,7 @@ export const client = (settings: ServerSettings) => sdkClient(settings, DEFAULT_
 /** Model ids the key can use. */
 export async function listModels(settings: ServerSettings, signal?: AbortSignal): Promise<string[]> {
   try {
-    const page = await client(settings).api.models.list({ signal });
+    const page = await (await client(settings)).api.models.list({ signal });
     return page.data.map((model) => model.id);
   } catch (cause) {
     throw describeFailure(cause, [], settings.apiKey, WORDS);
@@ -45,7 +45,7 @@ async function streamOnce(settings: ServerSettings, request: TurnRequest): Promi
   const partial = () => shown.filter((b): b is TextBlock => b?.type === "text" && Boolean(b.text));
   let done: { output: ResponseOutputItem[]; usage: Usage; incomplete: boolean } | undefined;
   try {
-    const stream = await client(settings).api.responses.create(
+    const stream = await (await client(settings)).api.responses.create(
       {
         model: request.model,
         instructions: request.system,

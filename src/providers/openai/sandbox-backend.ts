@@ -1,11 +1,10 @@
-import { toFile } from "openai";
 import type { Response as ApiResponse } from "openai/resources/responses/responses";
 import { safeRelativePath } from "../../../workers/file-paths";
 import { ProviderError, type SandboxStore } from "../../chat/provider";
 import type { BackendRun, ExecutionBackend, RunOutcome } from "../../execution/backend";
 import { changedCodeNote, filesUsedBy, ownState, sandboxRun, sha256, type Failure } from "../../execution/sandbox-run";
 import { errorFromStderr } from "../../execution/traceback";
-import { describeFailure, type ServerSettings } from "../openai-compatible/client";
+import { describeFailure, loadOpenAI, type ServerSettings } from "../openai-compatible/client";
 import { client, WORDS } from "./client";
 import { PROVIDER_ID } from "./wire";
 
@@ -51,7 +50,8 @@ export function openaiSandbox(settings: ServerSettings, model: string, store: Sa
 }
 
 async function runInContainer(code: string, run: BackendRun, settings: ServerSettings, model: string, store: SandboxStore): Promise<RunOutcome> {
-  const { api } = client(settings);
+  const { api } = await client(settings);
+  const { toFile } = await loadOpenAI();
   return sandboxRun(SANDBOX_LABEL, run, { failure: failure(settings) }, async ({ signal, notes, finish, fail }) => {
     const state = ownState<SandboxState>(await store.load(), PROVIDER_ID, { files: {}, cells: 0 }, notes);
     // A container lives about 20 minutes after its last use; an expired one is replaced.
