@@ -63,6 +63,8 @@ export default defineConfig(({ mode }) => ({
             { name: "codemirror", test: /node_modules[\\/](@codemirror|@lezer|codemirror|crelt|style-mod|w3c-keyname)/ },
             { name: "react", test: /node_modules[\\/](react|react-dom|scheduler)[\\/]/ },
             { name: "anthropic", test: /node_modules[\\/]@anthropic-ai[\\/]/ },
+            { name: "openai", test: /node_modules[\\/]openai[\\/]/ },
+            { name: "gemini", test: /node_modules[\\/]@google[\\/]genai[\\/]/ },
             // Vite's helper for dynamic imports, which the page needs at once: not in a chunk loaded later.
             { name: "preload", test: /preload-helper/, priority: 10 },
           ],

@@ -1,5 +1,6 @@
 import { expect, test } from "./support/test";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
+import { openPlayground } from "./support/playground";
 
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
@@ -102,6 +103,39 @@ test("a bad key points to Settings and keeps the message", async ({ page }) => {
   await expect(page.getByRole("button", { name: "Enter API key" })).toBeVisible();
   await page.reload();
   await expect(messages(page).getByText("Hello there")).toBeVisible();
+});
+
+test("a provider's SDK loads with the first request to it, not with the page; one that cannot load says so and keeps the message", async ({ page }) => {
+  const SDK = /\/assets\/(anthropic|openai|gemini)-[^/]*\.js$/;
+  const loaded: string[] = [];
+  page.on("request", (request) => {
+    if (SDK.test(new URL(request.url()).pathname)) loaded.push(new URL(request.url()).pathname);
+  });
+  await openPlayground(page);
+  const key = uniqueKey("sdk");
+  await script(key, [{ content: [{ type: "text", text: "Here once it loaded." }] }]);
+  await openChat(page, key);
+  await expect(page.getByRole("textbox", { name: "Message" })).toBeVisible();
+  expect(loaded).toEqual([]);
+
+  // The SDK's code cannot be had (the network dropped, or a new version replaced it).
+  let refused = 0;
+  await page.route(/\/assets\/anthropic-[^/]*\.js$/, (route) => {
+    refused++;
+    return route.abort("internetdisconnected");
+  });
+  await sendMessage(page, "Hello SDK");
+  await expect(page.getByRole("alert")).toContainText("Could not load the code that talks to this provider. Check the connection, then reload the page.");
+  expect(refused).toBeGreaterThan(0);
+  expect(loaded.every((path) => path.includes("/anthropic-"))).toBe(true);
+  expect(await requests(key)).toHaveLength(0);
+
+  await page.unrouteAll();
+  await page.reload();
+  await expect(messages(page).getByText("Hello SDK")).toBeVisible();
+  await sendMessage(page, "Again");
+  await answered(page, "Here once it loaded.");
+  expect(await requests(key)).toHaveLength(1);
 });
 
 test("an overloaded API (529) is retried visibly, then answers", async ({ page }) => {

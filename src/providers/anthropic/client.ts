@@ -207,20 +207,20 @@ function describe(cause: unknown, partial: (TextBlock | ToolCallBlock)[], apiKey
   const said = (cause as { apiMessage?: string | null })?.apiMessage ?? (cause instanceof Error ? cause.message : String(cause));
   const text = redactKey(said, apiKey);
   // The SDK's errors come only from requests, which load it first.
-  const Anthropic = sdk?.default;
-  if ((Anthropic && cause instanceof Anthropic.APIUserAbortError) || (cause instanceof Error && cause.name === "AbortError")) {
+  const errors = sdk?.default;
+  if ((errors && cause instanceof errors.APIUserAbortError) || (cause instanceof Error && cause.name === "AbortError")) {
     return new ProviderError("Stopped.", "aborted", partial);
   }
-  if (Anthropic && (cause instanceof Anthropic.AuthenticationError || cause instanceof Anthropic.PermissionDeniedError)) {
+  if (errors && (cause instanceof errors.AuthenticationError || cause instanceof errors.PermissionDeniedError)) {
     return new ProviderError("The API key was not accepted. Check it in Settings.", "auth", partial);
   }
-  if (Anthropic && cause instanceof Anthropic.NotFoundError) {
+  if (errors && cause instanceof errors.NotFoundError) {
     return new ProviderError(`Model not found: ${text}. Choose another model in Settings.`, "model", partial);
   }
   const wait = retryAfter((cause as { headers?: Headers }).headers);
-  if (Anthropic && cause instanceof Anthropic.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
-  if (Anthropic && cause instanceof Anthropic.BadRequestError) return new ProviderError(`The request was refused: ${text}`, "invalid", partial);
-  if (Anthropic && cause instanceof Anthropic.APIConnectionError) {
+  if (errors && cause instanceof errors.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
+  if (errors && cause instanceof errors.BadRequestError) return new ProviderError(`The request was refused: ${text}`, "invalid", partial);
+  if (errors && cause instanceof errors.APIConnectionError) {
     const offline = typeof navigator !== "undefined" && navigator.onLine === false;
     return offline
       ? new ProviderError("You are offline. Your message is saved; retry when you are back online.", "offline", partial)
@@ -230,6 +230,6 @@ function describe(cause: unknown, partial: (TextBlock | ToolCallBlock)[], apiKey
   const type = (cause as { type?: string | null })?.type;
   if (status === 529 || type === "overloaded_error") return new ProviderError(`The API is overloaded: ${text}`, "overloaded", partial, wait);
   if (typeof status === "number" && status >= 500) return new ProviderError(`The API failed (${status}): ${text}`, "server", partial, wait);
-  if (Anthropic && cause instanceof Anthropic.APIError) return new ProviderError(`The API reported an error: ${text}`, "server", partial);
+  if (errors && cause instanceof errors.APIError) return new ProviderError(`The API reported an error: ${text}`, "server", partial);
   return new ProviderError(text, "network", partial);
 }

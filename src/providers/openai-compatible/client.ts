@@ -165,22 +165,22 @@ export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: st
   const said = cause instanceof Error ? cause.message : String(cause);
   const text = redactKey(said, apiKey);
   // The SDK's errors come only from requests, which load it first.
-  const OpenAI = sdk?.default;
-  if ((OpenAI && cause instanceof OpenAI.APIUserAbortError) || (cause instanceof Error && cause.name === "AbortError")) {
+  const errors = sdk?.default;
+  if ((errors && cause instanceof errors.APIUserAbortError) || (cause instanceof Error && cause.name === "AbortError")) {
     return new ProviderError("Stopped.", "aborted", partial);
   }
-  if (OpenAI && (cause instanceof OpenAI.AuthenticationError || cause instanceof OpenAI.PermissionDeniedError)) {
+  if (errors && (cause instanceof errors.AuthenticationError || cause instanceof errors.PermissionDeniedError)) {
     return new ProviderError(`${server} did not accept the API key. Check it in Settings.`, "auth", partial);
   }
-  if (OpenAI && cause instanceof OpenAI.NotFoundError) {
+  if (errors && cause instanceof errors.NotFoundError) {
     return new ProviderError(`Model not found: ${text}. Choose another model.`, "model", partial);
   }
   const wait = retryAfter((cause as { headers?: Headers }).headers);
-  if (OpenAI && cause instanceof OpenAI.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
-  if (OpenAI && (cause instanceof OpenAI.BadRequestError || cause instanceof OpenAI.UnprocessableEntityError)) {
+  if (errors && cause instanceof errors.RateLimitError) return new ProviderError(`Rate limited: ${text}`, "rate", partial, wait);
+  if (errors && (cause instanceof errors.BadRequestError || cause instanceof errors.UnprocessableEntityError)) {
     return new ProviderError(`${server} refused the request: ${text}`, "invalid", partial);
   }
-  if (OpenAI && cause instanceof OpenAI.APIConnectionError) {
+  if (errors && cause instanceof errors.APIConnectionError) {
     if (typeof navigator !== "undefined" && navigator.onLine === false) {
       return new ProviderError("You are offline. Your message is saved; retry when you are back online.", "offline", partial);
     }
@@ -189,7 +189,7 @@ export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: st
   const status = (cause as { status?: number })?.status;
   if (status === 503 || status === 529) return new ProviderError(`${server} is overloaded: ${text}`, "overloaded", partial, wait);
   if (typeof status === "number" && status >= 500) return new ProviderError(`${server} failed (${status}): ${text}`, "server", partial, wait);
-  if (OpenAI && cause instanceof OpenAI.APIError) return new ProviderError(`${server} reported an error: ${text}`, "server", partial);
+  if (errors && cause instanceof errors.APIError) return new ProviderError(`${server} reported an error: ${text}`, "server", partial);
   // A stream cut mid-answer ("network error", "terminated"): what was streamed stays.
   return new ProviderError(`The connection to ${words.server} was lost (${text}).`, "network", partial);
 }
