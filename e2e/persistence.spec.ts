@@ -7,6 +7,8 @@ test("the Playground's code and output survive a reload", async ({ page }) => {
   const code = 'print("kept across reloads")\n21 * 2';
   await run(page, code);
   await expect(output(page)).toHaveText("kept across reloads\n42");
+  // Stored (the code's record and one part of output) before the reload.
+  await expect.poll(() => savedParts(page)).toEqual({ parts: 1, records: 2 });
   await page.reload();
   await expect(editor(page)).toContainText('print("kept across reloads")');
   await expect(output(page)).toHaveText("kept across reloads\n42");

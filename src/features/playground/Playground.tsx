@@ -79,9 +79,10 @@ export function Playground() {
           onEvent,
         }),
       );
+      // Saved as soon as the run ends, before the file list is brought up to date.
+      save(source, shown);
       await files?.sync();
       if (outcome.status === "unavailable" && !outcome.ranOn && sandbox) setOfferSandbox({ code: source, provider: sandbox.provider });
-      save(source, shown);
     },
     [session, files, config, running, code, settings, owner, save],
   );
