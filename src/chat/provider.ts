@@ -60,17 +60,31 @@ export class ProviderError extends Error {
   }
 }
 
+/** A provider's SDK: `load()` on each request, `loaded` once one has loaded it. */
+export interface LazySdk<T> {
+  load(): Promise<T>;
+  readonly loaded: T | undefined;
+}
+
 /**
  * A provider's SDK, loaded by its first request (a page that makes none, such as the
  * Playground, never evaluates it). A load that fails (offline before the app was ever stored,
- * or a new version has replaced it) says so.
+ * or a new version has replaced it) says so, and the next request tries again.
  */
-export async function loadSdk<T>(load: () => Promise<T>): Promise<T> {
-  try {
-    return await load();
-  } catch {
-    throw new ProviderError("Could not load the code that talks to this provider. Check the connection, then reload the page.", "network");
-  }
+export function lazySdk<T>(importer: () => Promise<T>): LazySdk<T> {
+  let module: T | undefined;
+  return {
+    async load() {
+      try {
+        return (module ??= await importer());
+      } catch {
+        throw new ProviderError("Could not load the code that talks to this provider. Check the connection, then reload the page.", "network");
+      }
+    },
+    get loaded() {
+      return module;
+    },
+  };
 }
 
 /** One model provider, set up with the person's key and Base URL. */

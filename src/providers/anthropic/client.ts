@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
-import { loadSdk as load, ProviderError, redactKey, type TurnEvent } from "../../chat/provider";
+import { lazySdk, ProviderError, redactKey, type TurnEvent } from "../../chat/provider";
 import { retryAfter, withRetries } from "../../chat/retry";
 import { checkApiBaseUrl } from "../../storage/settings";
 
@@ -44,15 +44,13 @@ export interface StreamReply {
   /** The code execution container the answer used. */
   container?: { id: string; expiresAt: string };
 }
-/** The SDK, once a request has loaded it. */
-let sdk: typeof import("@anthropic-ai/sdk") | undefined;
-const loadSdk = async () => (sdk ??= await load(() => import("@anthropic-ai/sdk")));
+const sdk = lazySdk(() => import("@anthropic-ai/sdk"));
 
 async function client(settings: ProviderSettings): Promise<Anthropic> {
   // Checked right before the key is handed over: a bad stored Base URL fails here instead of getting the key.
   const baseUrl = checkApiBaseUrl(settings.baseUrl.trim() || DEFAULT_BASE_URL);
   if (!baseUrl.ok) throw new ProviderError(`${baseUrl.message} Fix it in Settings.`, "invalid");
-  const { default: Anthropic } = await loadSdk();
+  const { default: Anthropic } = await sdk.load();
   return new Anthropic({
     apiKey: settings.apiKey,
     baseURL: baseUrl.url,
@@ -75,7 +73,7 @@ export async function listModels(settings: ProviderSettings): Promise<string[]> 
 export async function uploadFile(settings: ProviderSettings, name: string, data: Uint8Array, signal?: AbortSignal): Promise<string> {
   try {
     const api = await client(settings);
-    const { toFile } = await loadSdk();
+    const { toFile } = await sdk.load();
     const file = await api.files.upload({ file: await toFile(data, name) }, { signal });
     return file.id;
   } catch (error) {
@@ -207,7 +205,7 @@ function describe(cause: unknown, partial: (TextBlock | ToolCallBlock)[], apiKey
   const said = (cause as { apiMessage?: string | null })?.apiMessage ?? (cause instanceof Error ? cause.message : String(cause));
   const text = redactKey(said, apiKey);
   // The SDK's errors come only from requests, which load it first.
-  const errors = sdk?.default;
+  const errors = sdk.loaded?.default;
   if ((errors && cause instanceof errors.APIUserAbortError) || (cause instanceof Error && cause.name === "AbortError")) {
     return new ProviderError("Stopped.", "aborted", partial);
   }

@@ -1,6 +1,6 @@
 import type { GenerateContentResponse, GoogleGenAI } from "@google/genai";
 import type { ContentBlock, TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
-import { loadSdk, ProviderError, redactKey, type FinishReason, type TurnRequest } from "../../chat/provider";
+import { lazySdk, ProviderError, redactKey, type FinishReason, type TurnRequest } from "../../chat/provider";
 import { withRetries } from "../../chat/retry";
 import { checkApiBaseUrl } from "../../storage/settings";
 import { fromFunctionCall, toContents, toDeclaration } from "./wire";
@@ -12,14 +12,13 @@ export interface GeminiSettings {
   baseUrl: string;
 }
 
-/** The SDK, once a request has loaded it. */
-let sdk: typeof import("@google/genai") | undefined;
+const sdk = lazySdk(() => import("@google/genai"));
 
 /** A client for `settings`, whose Base URL is checked right before the key is handed over. */
 export async function client(settings: GeminiSettings): Promise<GoogleGenAI> {
   const checked = checkApiBaseUrl(settings.baseUrl.trim() || DEFAULT_BASE_URL);
   if (!checked.ok) throw new ProviderError(`${checked.message} Fix it in Settings.`, "invalid");
-  const { GoogleGenAI } = (sdk ??= await loadSdk(() => import("@google/genai")));
+  const { GoogleGenAI } = await sdk.load();
   // v1beta: function calling with thought signatures and code execution, as documented for the Gemini API.
   return new GoogleGenAI({ apiKey: settings.apiKey, apiVersion: "v1beta", httpOptions: { baseUrl: checked.url } });
 }
@@ -103,7 +102,8 @@ export function describe(cause: unknown, partial: TextBlock[], apiKey: string): 
   const text = redactKey(said, apiKey);
   if ((cause instanceof Error && cause.name === "AbortError") || /aborted/i.test(said)) return new ProviderError("Stopped.", "aborted", partial);
   // The SDK's errors come only from requests, which load it first.
-  if (sdk && cause instanceof sdk.ApiError) {
+  const errors = sdk.loaded;
+  if (errors && cause instanceof errors.ApiError) {
     const status = cause.status;
     if (status === 401 || status === 403 || /API_KEY_INVALID|API key not valid/i.test(said)) {
       return new ProviderError("Gemini's API did not accept the API key. Check it in Settings.", "auth", partial);

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import type { TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
-import { loadSdk, ProviderError, redactKey, type FinishReason, type TurnEvent } from "../../chat/provider";
+import { lazySdk, ProviderError, redactKey, type FinishReason, type TurnEvent } from "../../chat/provider";
 import { retryAfter, withRetries } from "../../chat/retry";
 import { checkApiBaseUrl } from "../../storage/settings";
 
@@ -29,16 +29,15 @@ export interface CompletionReply {
 
 const client = (settings: ServerSettings) => sdkClient(settings, DEFAULT_BASE_URL);
 
-/** The `openai` SDK, once a request has loaded it. */
-let sdk: typeof import("openai") | undefined;
-export const loadOpenAI = async () => (sdk ??= await loadSdk(() => import("openai")));
+/** The `openai` SDK, shared with OpenAI's own provider. */
+export const openaiSdk = lazySdk(() => import("openai"));
 
 /** An `openai` SDK client for `settings`, whose Base URL is checked right before the key is handed over. */
 export async function sdkClient(settings: ServerSettings, defaultBaseUrl: string): Promise<{ api: OpenAI; baseUrl: string }> {
   // A bad stored Base URL fails here instead of getting the key.
   const checked = checkApiBaseUrl(settings.baseUrl.trim() || defaultBaseUrl);
   if (!checked.ok) throw new ProviderError(`${checked.message} Fix it in Settings.`, "invalid");
-  const { default: OpenAI } = await loadOpenAI();
+  const { default: OpenAI } = await openaiSdk.load();
   const api = new OpenAI({
     // Local servers take no key; the SDK wants one, and a server that ignores it gets a placeholder.
     apiKey: settings.apiKey.trim() || "no-key",
@@ -165,7 +164,7 @@ export function describeFailure(cause: unknown, partial: TextBlock[], apiKey: st
   const said = cause instanceof Error ? cause.message : String(cause);
   const text = redactKey(said, apiKey);
   // The SDK's errors come only from requests, which load it first.
-  const errors = sdk?.default;
+  const errors = openaiSdk.loaded?.default;
   if ((errors && cause instanceof errors.APIUserAbortError) || (cause instanceof Error && cause.name === "AbortError")) {
     return new ProviderError("Stopped.", "aborted", partial);
   }

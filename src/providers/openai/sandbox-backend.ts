@@ -4,7 +4,7 @@ import { ProviderError, type SandboxStore } from "../../chat/provider";
 import type { BackendRun, ExecutionBackend, RunOutcome } from "../../execution/backend";
 import { changedCodeNote, filesUsedBy, ownState, sandboxRun, sha256, type Failure } from "../../execution/sandbox-run";
 import { errorFromStderr } from "../../execution/traceback";
-import { describeFailure, loadOpenAI, type ServerSettings } from "../openai-compatible/client";
+import { describeFailure, openaiSdk, type ServerSettings } from "../openai-compatible/client";
 import { client, WORDS } from "./client";
 import { PROVIDER_ID } from "./wire";
 
@@ -51,7 +51,7 @@ export function openaiSandbox(settings: ServerSettings, model: string, store: Sa
 
 async function runInContainer(code: string, run: BackendRun, settings: ServerSettings, model: string, store: SandboxStore): Promise<RunOutcome> {
   const { api } = await client(settings);
-  const { toFile } = await loadOpenAI();
+  const { toFile } = await openaiSdk.load();
   return sandboxRun(SANDBOX_LABEL, run, { failure: failure(settings) }, async ({ signal, notes, finish, fail }) => {
     const state = ownState<SandboxState>(await store.load(), PROVIDER_ID, { files: {}, cells: 0 }, notes);
     // A container lives about 20 minutes after its last use; an expired one is replaced.
