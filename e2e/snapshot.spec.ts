@@ -117,6 +117,17 @@ test("Python starts from its snapshot on a repeat visit and after Restart, with 
   expect(first).toMatch(/^0\.\d+\s*$/);
   expect(second).toMatch(/^0\.\d+\s*$/);
   expect(second).not.toBe(first);
+
+  // Again: this spare loaded after the first Restart, in a worker whose code its frame had
+  // loaded ahead once the first spare was ready.
+  await run(page, "y = 1");
+  await page.getByRole("button", { name: "Restart" }).click();
+  await expect(boot(page)).toHaveAttribute("data-boot", "snapshot", { timeout: 90_000 });
+  await run(page, "print('y' in globals())");
+  await expect(output(page)).toHaveText("False");
+  const third = await randomNumber(page);
+  expect(third).toMatch(/^0\.\d+\s*$/);
+  expect(new Set([first, second, third]).size).toBe(3);
 });
 
 test.describe("from a repeat visit", () => {

@@ -123,6 +123,14 @@ export interface HostLaunch {
 }
 
 /**
+ * Page → host frame, over `launcher`: load the next worker's code now, while nothing else is
+ * starting, so that the next {@link HostLaunch} takes a worker that only has to boot Python.
+ */
+export interface HostPrepare {
+  kilnPrepare: 1;
+}
+
+/**
  * Host frame → worker, after {@link WorkerStart}: Pyodide's WebAssembly module, compiled by the
  * frame while the worker starts, or null (the worker then compiles it itself).
  */

@@ -1,6 +1,7 @@
 import * as Comlink from "comlink";
 import type { WasmFromFrame, WorkerStart } from "./python-api";
 import { PythonRuntime } from "./python-runtime";
+import { warmUpFactory } from "./python-boot";
 
 // The frame that starts the worker sends its ports (and shared buffers) as the first message,
 // then Pyodide's compiled WebAssembly (or null) as the second.
@@ -30,3 +31,6 @@ self.addEventListener("error", (event) => {
 self.addEventListener("unhandledrejection", (event) => {
   if (isStop(event.reason)) event.preventDefault();
 });
+
+// While the worker waits for its ports (a worker its frame loaded ahead of time waits longest).
+warmUpFactory();

@@ -9,7 +9,7 @@
  * for, and relays Stop and `input()` answers into each worker's shared memory.
  */
 import type { HostCommand, HostLaunch, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
-import { isHostLaunch, isHostStart } from "../runtime/worker-guards";
+import { isHostLaunch, isHostPrepare, isHostStart } from "../runtime/worker-guards";
 import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, keepStopPending } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
 import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
@@ -37,14 +37,72 @@ function start({ source, network, launcher }: HostStart): void {
     void compiling.then((module) => module || (compiledOnce === compiling && (compiledOnce = undefined)));
     return compiling;
   };
+  // The next worker, its code loaded ahead of time when the page asked for that.
+  let prepared: LoadingWorker | undefined;
   // The port queues what the page sends until this code listens.
   launcher.onmessage = (event: MessageEvent<unknown>) => {
-    if (isHostLaunch(event.data)) launch(event.data, source, compiled);
+    if (isHostLaunch(event.data)) {
+      const loading = prepared ?? loadWorker(source);
+      prepared = undefined;
+      launch(event.data, loading, compiled);
+    } else if (isHostPrepare(event.data)) {
+      prepared ??= loadWorker(source);
+    }
   };
 }
 
-/** Starts one worker from `source` and serves its control port. */
-function launch(ports: HostLaunch, source: string, compiled: (body: Blob | null) => Promise<WebAssembly.Module | undefined>): void {
+/**
+ * A worker started from `source`, once its code has loaded (it then waits for its ports), or
+ * why it could not start. An error before the worker is launched is kept for its launch.
+ */
+interface LoadingWorker {
+  loaded: Promise<Worker | string>;
+  /** The last error the worker reported before it was launched. */
+  error?: string;
+  /** Stops keeping its errors: its launch reports them from now on. */
+  launched: AbortController;
+}
+
+/** The worker's code from a `blob:` URL where the engine allows it, else as a `data:` URL. */
+function loadWorker(source: string): LoadingWorker {
+  const launched = new AbortController();
+  const loading: LoadingWorker = { launched, loaded: Promise.resolve("The Python worker could not start.") };
+  const run = (url: string): Worker | string => {
+    try {
+      const worker = new Worker(url, { type: "module", name: "kiln-python" });
+      const failed = (event: ErrorEvent) => {
+        event.preventDefault();
+        loading.error = event.message || "The Python worker stopped unexpectedly.";
+      };
+      worker.addEventListener("error", failed, { signal: launched.signal });
+      return worker;
+    } catch (error) {
+      return `The Python worker could not start: ${String(error)}`;
+    }
+  };
+  const bootstrap = run(WORKER_BOOTSTRAP_URL);
+  if (typeof bootstrap === "string") {
+    loading.loaded = Promise.resolve(bootstrap);
+    return loading;
+  }
+  loading.loaded = new Promise((resolve) => {
+    bootstrap.addEventListener(
+      "message",
+      (event: MessageEvent<{ kilnBootstrap?: string } | null>) => {
+        if (event.data?.kilnBootstrap === "loaded") return resolve(bootstrap);
+        bootstrap.terminate();
+        resolve(run(`data:text/javascript,${encodeURIComponent(source)}`));
+      },
+      { once: true },
+    );
+    bootstrap.addEventListener("error", () => resolve(bootstrap), { once: true });
+  });
+  bootstrap.postMessage(source);
+  return loading;
+}
+
+/** Hands a worker its ports and serves its control port. */
+function launch(ports: HostLaunch, loading: LoadingWorker, compiled: (body: Blob | null) => Promise<WebAssembly.Module | undefined>): void {
   const { control } = ports;
   const entry: { worker?: Worker; control: MessagePort } = { control };
   launched.add(entry);
@@ -66,22 +124,19 @@ function launch(ports: HostLaunch, source: string, compiled: (body: Blob | null)
   const module = new Promise<Blob | null>((resolve) => (bytesArrived = resolve)).then(compiled);
   // Ended by the page: no longer among those launched.
   const ended = () => !launched.has(entry);
-  const run = (url: string, then: (started: Worker) => void) => {
-    let worker: Worker;
-    try {
-      worker = entry.worker = new Worker(url, { type: "module", name: "kiln-python" });
-    } catch (error) {
-      report({ type: "worker-error", message: `The Python worker could not start: ${String(error)}` });
+  void loading.loaded.then((loaded) => {
+    loading.launched.abort();
+    const failure = typeof loaded === "string" ? loaded : loading.error;
+    if (typeof loaded === "string" || failure !== undefined || ended()) {
+      if (typeof loaded !== "string") loaded.terminate();
+      if (failure !== undefined && !ended()) report({ type: "worker-error", message: failure });
       return;
     }
-    worker.addEventListener("error", (event) => {
+    entry.worker = loaded;
+    loaded.addEventListener("error", (event) => {
       event.preventDefault();
       report({ type: "worker-error", message: event.message || "The Python worker stopped unexpectedly." });
     });
-    then(worker);
-  };
-  const begin = (loaded: Worker) => {
-    if (ended()) return loaded.terminate();
     loaded.postMessage(start, [ports.kilnPort, ports.events, ports.fetch]);
     void module.then((compiledModule) => {
       try {
@@ -91,16 +146,6 @@ function launch(ports: HostLaunch, source: string, compiled: (body: Blob | null)
         loaded.postMessage({ kilnWasm: null } satisfies WasmFromFrame);
       }
     });
-  };
-  // The worker's code from a `blob:` URL where the engine allows it, else as a `data:` URL.
-  run(WORKER_BOOTSTRAP_URL, (bootstrap) => {
-    bootstrap.addEventListener("message", function loaded(event: MessageEvent<{ kilnBootstrap?: string } | null>) {
-      bootstrap.removeEventListener("message", loaded);
-      if (event.data?.kilnBootstrap === "loaded") return begin(bootstrap);
-      bootstrap.terminate();
-      if (!ended()) run(`data:text/javascript,${encodeURIComponent(source)}`, begin);
-    });
-    bootstrap.postMessage(source);
   });
   control.onmessage = (event: MessageEvent<HostCommand>) => {
     const command = event.data;

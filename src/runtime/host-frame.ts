@@ -5,7 +5,7 @@
 import workerUrl from "../../workers/python.worker.ts?worker&url";
 import hostUrl from "../host/python-host.ts?worker&url";
 import { HOST_SRCDOC } from "../host/host-bootstrap";
-import type { HostStart } from "../../workers/python-api";
+import type { HostPrepare, HostStart } from "../../workers/python-api";
 
 const sources = new Map<string, Promise<string>>();
 
@@ -43,6 +43,8 @@ export interface HostFrame {
   workers: number;
   /** One more worker (+1) or one fewer (-1); a forgotten frame goes with its last worker. */
   count(change: 1 | -1): void;
+  /** It keeps the next worker's code loaded ({@link loadWorkersAhead}). */
+  loadsAhead?: boolean;
   /** It failed to start: no new worker goes to it, and it goes once its last worker has. */
   forgotten?: boolean;
 }
@@ -98,4 +100,26 @@ export function forgetHostFrame(host: HostFrame): void {
   host.forgotten = true;
   for (const [network, known] of hostFrames) if (known === host) hostFrames.delete(network);
   if (host.workers <= 0) host.element.remove();
+}
+
+/**
+ * Has the frame of this kind keep the code of its next worker loaded (about a megabyte to
+ * evaluate), so that a worker started there only has to boot Python. The frame loads the
+ * next one now, and again each time one of its workers is ready, while nothing else is
+ * starting. For a page that keeps spares: called once its spare has loaded.
+ */
+export function loadWorkersAhead(network: boolean): void {
+  const host = hostFrames.get(network);
+  if (!host) return;
+  host.loadsAhead = true;
+  workerReady(host);
+}
+
+/** One of `host`'s workers is ready: the frame loads the next one's code, if the page wants it. */
+export function workerReady(host: HostFrame): void {
+  if (!host.loadsAhead || host.forgotten) return;
+  void host.launcher.then(
+    (launcher) => launcher.postMessage({ kilnPrepare: 1 } satisfies HostPrepare),
+    () => undefined,
+  );
 }

@@ -9,7 +9,7 @@ import type {
   WorkerInit,
 } from "../../workers/python-api";
 import { serveFetches } from "./worker-fetches";
-import { forgetHostFrame, hostFrame, type HostFrame } from "./host-frame";
+import { forgetHostFrame, hostFrame, workerReady, type HostFrame } from "./host-frame";
 import { abandonOffer, offerSnapshot, settleBoot } from "./boot-snapshot";
 import {
   dropped,
@@ -42,6 +42,8 @@ export function pyodideIndexUrl(): string {
 Comlink.transferHandlers.delete("proxy");
 
 const BLOB_PROBE = "kiln: does this Blob arrive whole?";
+/** A worker of this page has read a Blob whole: the engine lets them, and later workers are not asked (a round trip of each start). */
+let blobsReachWorkers = false;
 
 /** `reply` when `guard` accepts it; otherwise the call fails (and the reply is logged). */
 async function checked<T>(what: string, reply: Promise<unknown>, guard: (value: unknown) => value is T): Promise<T> {
@@ -62,7 +64,11 @@ export class WorkerApi {
   constructor(private readonly remote: Comlink.Remote<PythonWorkerApi>) {}
 
   readsBlobs(): Promise<boolean> {
-    this.blobs ??= checked("readsBlob", this.remote.readsBlob(new Blob([BLOB_PROBE]), BLOB_PROBE), isBoolean).catch(() => false);
+    this.blobs ??= blobsReachWorkers
+      ? Promise.resolve(true)
+      : checked("readsBlob", this.remote.readsBlob(new Blob([BLOB_PROBE]), BLOB_PROBE), isBoolean)
+          .catch(() => false)
+          .then((whole) => (blobsReachWorkers ||= whole));
     return this.blobs;
   }
 
@@ -197,6 +203,7 @@ export class WorkerHandle {
       return settleBoot(workerUrl, offer, info);
     });
     this.ready = Promise.race([init, this.gone]);
+    this.ready.then(() => workerReady(this.host), () => undefined);
     // Failed, or ended before it was ready (a call to an ended worker never answers).
     this.ready.catch(() => void offer.then(abandonOffer));
     started.catch((error: unknown) => this.fail(error));

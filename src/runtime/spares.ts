@@ -2,6 +2,7 @@
  * Warm spares: Python workers that load before they are needed, so that a Restart or a
  * replaced worker takes one that is ready.
  */
+import { loadWorkersAhead } from "./host-frame";
 import { WorkerHandle, type WorkerConfig } from "./python-worker";
 
 /**
@@ -28,6 +29,8 @@ export function warmSpare(config: WorkerConfig): void {
   spare.gone.catch(() => {
     if (spares.get(key) === spare) spares.delete(key);
   });
+  // A page that keeps spares will want more workers: their code loads while it is idle.
+  spare.ready.then(() => loadWorkersAhead(config.network), () => undefined);
 }
 
 /** Spares that will start loading after a wait. */

@@ -8,6 +8,7 @@ import type {
   FileInfo,
   HostReport,
   HostLaunch,
+  HostPrepare,
   HostStart,
   ImportReport,
   MimeBundle,
@@ -156,6 +157,10 @@ export function isHostStart(value: unknown): value is HostStart {
 /** The host frame's side: a request to start one more worker. */
 export function isHostLaunch(value: unknown): value is HostLaunch {
   return hasShape(value, { kilnLaunch: (tag) => tag === 1, control: isPort, kilnPort: isPort, events: isPort, fetch: isPort });
+}
+
+export function isHostPrepare(value: unknown): value is HostPrepare {
+  return hasShape(value, { kilnPrepare: (tag) => tag === 1 });
 }
 
 const isPort = (port: unknown) => port instanceof MessagePort;
