@@ -171,15 +171,15 @@ export async function spareAndRestart(page) {
   const restart = [], spare = [], worker = [], bare = [];
   for (let i = 0; i < TRIALS + 2; i++) {
     const trial = await page.evaluate(async () => {
+      // The spare and the next worker's code loaded, and the trial before's workers gone: a quiet page.
       await window.kiln.sparesReady();
-      // The frame loads the next worker's code once the spare has loaded: an idle page.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       let start = performance.now();
       await window.session.restart();
       const restartMs = performance.now() - start;
       // The Restart took the spare; the next one starts loading as the restarted session is ready.
       start = performance.now();
-      await window.kiln.sparesReady();
+      await window.kiln.sparesLoaded();
       const spareMs = performance.now() - start;
       const check = await window.session.run("1+1");
       if (check.value?.["text/plain"] !== "2") throw new Error("the restarted session does not run");

@@ -8,7 +8,7 @@
  */
 import { PythonSession } from "./runtime/python-session";
 import { WorkerHandle, pyodideIndexUrl } from "./runtime/python-worker";
-import { sparesReady, takeWorker } from "./runtime/spares";
+import { sparesLoaded, sparesReady, takeWorker } from "./runtime/spares";
 import { bootCounts } from "./runtime/boot-snapshot";
 import { sessionConfig } from "./runtime/session-config";
 import { DEFAULT_SETTINGS, loadSettings, saveSettings } from "./storage/settings";
@@ -60,6 +60,7 @@ const harness = {
   takeWorker,
   pyodideIndexUrl,
   sparesReady,
+  sparesLoaded,
   /** How this page's workers started: from the snapshot, a normal boot, or a fallback. */
   bootCounts,
   bareWorker,

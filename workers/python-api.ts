@@ -130,6 +130,11 @@ export interface HostPrepare {
   kilnPrepare: 1;
 }
 
+/** Host frame → page, over `launcher`, after each {@link HostPrepare}: the next worker's code has loaded (or failed to). */
+export interface HostPrepared {
+  kilnPrepared: 1;
+}
+
 /**
  * Host frame → worker, after {@link WorkerStart}: Pyodide's WebAssembly module, compiled by the
  * frame while the worker starts, or null (the worker then compiles it itself).

@@ -8,7 +8,7 @@
  * workers (from the bytes the page sends, never from a worker), starts each worker the page asks
  * for, and relays Stop and `input()` answers into each worker's shared memory.
  */
-import type { HostCommand, HostLaunch, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
+import type { HostCommand, HostLaunch, HostPrepared, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
 import { isHostLaunch, isHostPrepare, isHostStart } from "../runtime/worker-guards";
 import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, keepStopPending } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
@@ -42,11 +42,14 @@ function start({ source, network, launcher }: HostStart): void {
   // The port queues what the page sends until this code listens.
   launcher.onmessage = (event: MessageEvent<unknown>) => {
     if (isHostLaunch(event.data)) {
+      // A worker loaded ahead that failed while it waited is replaced, not reported.
       const loading = prepared ?? loadWorker(source);
+      if (prepared) prepared.instead = () => loadWorker(source);
       prepared = undefined;
       launch(event.data, loading, compiled);
     } else if (isHostPrepare(event.data)) {
       prepared ??= loadWorker(source);
+      void prepared.loaded.then(() => launcher.postMessage({ kilnPrepared: 1 } satisfies HostPrepared));
     }
   };
 }
@@ -61,6 +64,8 @@ interface LoadingWorker {
   error?: string;
   /** Stops keeping its errors: its launch reports them from now on. */
   launched: AbortController;
+  /** A worker loaded ahead: what to start instead if it failed before its launch. */
+  instead?: () => LoadingWorker;
 }
 
 /** The worker's code from a `blob:` URL where the engine allows it, else as a `data:` URL. */
@@ -86,16 +91,28 @@ function loadWorker(source: string): LoadingWorker {
     return loading;
   }
   loading.loaded = new Promise((resolve) => {
+    // Whichever comes first: its answer, or an error (then kept in `loading.error`).
+    let settled = false;
     bootstrap.addEventListener(
       "message",
       (event: MessageEvent<{ kilnBootstrap?: string } | null>) => {
+        if (settled) return;
+        settled = true;
         if (event.data?.kilnBootstrap === "loaded") return resolve(bootstrap);
         bootstrap.terminate();
+        loading.error = undefined;
         resolve(run(`data:text/javascript,${encodeURIComponent(source)}`));
       },
       { once: true },
     );
-    bootstrap.addEventListener("error", () => resolve(bootstrap), { once: true });
+    bootstrap.addEventListener(
+      "error",
+      () => {
+        if (!settled) resolve(bootstrap);
+        settled = true;
+      },
+      { once: true },
+    );
   });
   bootstrap.postMessage(source);
   return loading;
@@ -124,29 +141,34 @@ function launch(ports: HostLaunch, loading: LoadingWorker, compiled: (body: Blob
   const module = new Promise<Blob | null>((resolve) => (bytesArrived = resolve)).then(compiled);
   // Ended by the page: no longer among those launched.
   const ended = () => !launched.has(entry);
-  void loading.loaded.then((loaded) => {
-    loading.launched.abort();
-    const failure = typeof loaded === "string" ? loaded : loading.error;
-    if (typeof loaded === "string" || failure !== undefined || ended()) {
-      if (typeof loaded !== "string") loaded.terminate();
-      if (failure !== undefined && !ended()) report({ type: "worker-error", message: failure });
-      return;
-    }
-    entry.worker = loaded;
-    loaded.addEventListener("error", (event) => {
-      event.preventDefault();
-      report({ type: "worker-error", message: event.message || "The Python worker stopped unexpectedly." });
-    });
-    loaded.postMessage(start, [ports.kilnPort, ports.events, ports.fetch]);
-    void module.then((compiledModule) => {
-      try {
-        loaded.postMessage({ kilnWasm: compiledModule ?? null } satisfies WasmFromFrame);
-      } catch {
-        // An engine that cannot send a compiled module to a worker: the worker compiles it.
-        loaded.postMessage({ kilnWasm: null } satisfies WasmFromFrame);
+  const adopt = (loading: LoadingWorker) =>
+    void loading.loaded.then((loaded) => {
+      loading.launched.abort();
+      const failure = typeof loaded === "string" ? loaded : loading.error;
+      if (typeof loaded === "string" || failure !== undefined || ended()) {
+        if (typeof loaded !== "string") loaded.terminate();
+        if (failure !== undefined && !ended()) {
+          if (loading.instead) adopt(loading.instead());
+          else report({ type: "worker-error", message: failure });
+        }
+        return;
       }
+      entry.worker = loaded;
+      loaded.addEventListener("error", (event) => {
+        event.preventDefault();
+        report({ type: "worker-error", message: event.message || "The Python worker stopped unexpectedly." });
+      });
+      loaded.postMessage(start, [ports.kilnPort, ports.events, ports.fetch]);
+      void module.then((compiledModule) => {
+        try {
+          loaded.postMessage({ kilnWasm: compiledModule ?? null } satisfies WasmFromFrame);
+        } catch {
+          // An engine that cannot send a compiled module to a worker: the worker compiles it.
+          loaded.postMessage({ kilnWasm: null } satisfies WasmFromFrame);
+        }
+      });
     });
-  });
+  adopt(loading);
   control.onmessage = (event: MessageEvent<HostCommand>) => {
     const command = event.data;
     switch (command?.type) {

@@ -6,6 +6,7 @@ import workerUrl from "../../workers/python.worker.ts?worker&url";
 import hostUrl from "../host/python-host.ts?worker&url";
 import { HOST_SRCDOC } from "../host/host-bootstrap";
 import type { HostPrepare, HostStart } from "../../workers/python-api";
+import { isHostPrepared } from "./worker-guards";
 
 const sources = new Map<string, Promise<string>>();
 
@@ -45,6 +46,8 @@ export interface HostFrame {
   count(change: 1 | -1): void;
   /** It keeps the next worker's code loaded ({@link loadWorkersAhead}). */
   loadsAhead?: boolean;
+  /** Until the frame says the next worker's code has loaded, after the page last asked. */
+  loadingAhead?: Promise<void>;
   /** It failed to start: no new worker goes to it, and it goes once its last worker has. */
   forgotten?: boolean;
 }
@@ -105,12 +108,13 @@ export function forgetHostFrame(host: HostFrame): void {
 /**
  * Has the frame of this kind keep the code of its next worker loaded (about a megabyte to
  * evaluate), so that a worker started there only has to boot Python. The frame loads the
- * next one now, and again each time one of its workers is ready, while nothing else is
- * starting. For a page that keeps spares: called once its spare has loaded.
+ * next one now, and again each time one of its workers is ready (when the processor is
+ * usually free again). For a page that keeps spares: called once its spare has loaded.
  */
 export function loadWorkersAhead(network: boolean): void {
   const host = hostFrames.get(network);
-  if (!host) return;
+  // Once it does, each of its workers asks again as it is ready.
+  if (!host || host.loadsAhead) return;
   host.loadsAhead = true;
   workerReady(host);
 }
@@ -118,8 +122,25 @@ export function loadWorkersAhead(network: boolean): void {
 /** One of `host`'s workers is ready: the frame loads the next one's code, if the page wants it. */
 export function workerReady(host: HostFrame): void {
   if (!host.loadsAhead || host.forgotten) return;
-  void host.launcher.then(
-    (launcher) => launcher.postMessage({ kilnPrepare: 1 } satisfies HostPrepare),
+  const loading = (host.loadingAhead = host.launcher.then(
+    (launcher) =>
+      new Promise<void>((resolve) => {
+        launcher.onmessage = (event: MessageEvent<unknown>) => {
+          if (isHostPrepared(event.data)) resolve();
+        };
+        launcher.postMessage({ kilnPrepare: 1 } satisfies HostPrepare);
+        // A frame that never answers holds up no one for long.
+        setTimeout(resolve, AHEAD_ANSWER_MS);
+      }),
     () => undefined,
-  );
+  ));
+  void loading.then(() => host.loadingAhead === loading && delete host.loadingAhead);
+}
+
+/** How long {@link workersAheadLoaded} waits for a frame's answer at most. */
+const AHEAD_ANSWER_MS = 10_000;
+
+/** Resolves once every frame has loaded the worker it was last asked to load ahead (for benchmarks and tests that time on a quiet page). */
+export async function workersAheadLoaded(): Promise<void> {
+  await Promise.all([...hostFrames.values()].map((host) => host.loadingAhead));
 }

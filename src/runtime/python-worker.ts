@@ -68,7 +68,10 @@ export class WorkerApi {
       ? Promise.resolve(true)
       : checked("readsBlob", this.remote.readsBlob(new Blob([BLOB_PROBE]), BLOB_PROBE), isBoolean)
           .catch(() => false)
-          .then((whole) => (blobsReachWorkers ||= whole));
+          .then((whole) => {
+            if (whole) blobsReachWorkers = true;
+            return whole;
+          });
     return this.blobs;
   }
 

@@ -2,7 +2,7 @@
  * Warm spares: Python workers that load before they are needed, so that a Restart or a
  * replaced worker takes one that is ready.
  */
-import { loadWorkersAhead } from "./host-frame";
+import { loadWorkersAhead, workersAheadLoaded } from "./host-frame";
 import { WorkerHandle, type WorkerConfig } from "./python-worker";
 
 /**
@@ -48,8 +48,17 @@ export function warmSpareLater(config: WorkerConfig, delayMs: number, wanted: ()
   dueSpares.add(due);
 }
 
-/** Resolves once every spare, including those due to start, has loaded (for benchmarks and tests that time recovery). */
-export async function sparesReady(): Promise<void> {
+/** Resolves once every spare, including those due to start, has loaded (for benchmarks). */
+export async function sparesLoaded(): Promise<void> {
   while (dueSpares.size) await Promise.all(dueSpares);
   await Promise.allSettled([...spares.values()].map((spare) => spare.ready));
+}
+
+/**
+ * Resolves once every spare has loaded and the frames have loaded the code of the worker
+ * after it: the page is quiet (for benchmarks and tests that time recovery).
+ */
+export async function sparesReady(): Promise<void> {
+  await sparesLoaded();
+  await workersAheadLoaded();
 }

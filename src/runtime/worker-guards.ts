@@ -9,6 +9,7 @@ import type {
   HostReport,
   HostLaunch,
   HostPrepare,
+  HostPrepared,
   HostStart,
   ImportReport,
   MimeBundle,
@@ -161,6 +162,10 @@ export function isHostLaunch(value: unknown): value is HostLaunch {
 
 export function isHostPrepare(value: unknown): value is HostPrepare {
   return hasShape(value, { kilnPrepare: (tag) => tag === 1 });
+}
+
+export function isHostPrepared(value: unknown): value is HostPrepared {
+  return hasShape(value, { kilnPrepared: (tag) => tag === 1 });
 }
 
 const isPort = (port: unknown) => port instanceof MessagePort;
