@@ -161,11 +161,10 @@ export async function recovery(page) {
 }
 
 /**
- * On an idle page: Restart with a warm spare loaded (until session.restart() resolves), and
- * the spare that the Restart then starts, until it has loaded. Then a new worker with no
- * spare (a WorkerHandle of its own, asked for as soon as that spare has loaded, while its
- * frame is still loading the next worker's code) against a bare loadPyodide worker on the
- * same page.
+ * On a quiet page: Restart with a warm spare loaded (until session.restart() resolves), and
+ * the spare that the Restart then starts, until it has loaded. Then, once the frame has
+ * loaded the next worker's code again, a new worker with no spare (a WorkerHandle of its
+ * own, until ready) against a bare loadPyodide worker on the same page.
  */
 export async function spareAndRestart(page) {
   const restart = [], spare = [], worker = [], bare = [];

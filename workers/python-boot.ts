@@ -99,11 +99,7 @@ export function freshAfterBoot(booted: Booted): void {
  */
 export function warmUpFactory(): void {
   const settings = { API: { config: {}, runtimeEnv: {} }, preRun: [], instantiateWasm: () => ({}) };
-  try {
-    void (createPyodideModule as unknown as (settings: object) => Promise<unknown>)(settings).catch(() => undefined);
-  } catch {
-    // A factory that throws at once was compiled all the same.
-  }
+  void (createPyodideModule as unknown as (settings: object) => Promise<unknown>)(settings).catch(() => undefined);
 }
 
 /**

@@ -122,7 +122,7 @@ export function loadWorkersAhead(network: boolean): void {
 /** One of `host`'s workers is ready: the frame loads the next one's code, if the page wants it. */
 export function workerReady(host: HostFrame): void {
   if (!host.loadsAhead || host.forgotten) return;
-  const loading = (host.loadingAhead = host.launcher.then(
+  host.loadingAhead = host.launcher.then(
     (launcher) =>
       new Promise<void>((resolve) => {
         launcher.onmessage = (event: MessageEvent<unknown>) => {
@@ -133,8 +133,7 @@ export function workerReady(host: HostFrame): void {
         setTimeout(resolve, AHEAD_ANSWER_MS);
       }),
     () => undefined,
-  ));
-  void loading.then(() => host.loadingAhead === loading && delete host.loadingAhead);
+  );
 }
 
 /** How long {@link workersAheadLoaded} waits for a frame's answer at most. */
