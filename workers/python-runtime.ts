@@ -63,6 +63,8 @@ export class PythonRuntime implements PythonWorkerApi {
   private readonly batcher: OutputBatcher;
   /** Import name → lock file package providing it. */
   private lockImports = new Map<string, string>();
+  /** The same, as a Python dict, made once (converting it took milliseconds of every run). */
+  private lockImportsPy!: PyProxy;
   private allowInput = false;
   private runId = 0;
 
@@ -122,6 +124,7 @@ export class PythonRuntime implements PythonWorkerApi {
     for (const [name, pkg] of Object.entries(this.pyodide.lockfile.packages)) {
       for (const imported of pkg.imports) this.lockImports.set(imported, name);
     }
+    this.lockImportsPy = this.pyodide.toPy(this.lockImports) as PyProxy;
   }
 
   private initKernel(): void {
@@ -260,7 +263,7 @@ export class PythonRuntime implements PythonWorkerApi {
 
   /** Which lock file packages to load for `code`, and which modules exist nowhere. */
   private importPlan(code: string): { load: string[]; missing: string[] } {
-    return take(this.kiln.classify_imports(code, this.pyodide.toPy(this.lockImports)));
+    return take(this.kiln.classify_imports(code, this.lockImportsPy));
   }
 
   /** Load lock file packages; a failure (offline, 404, hash mismatch) names the package. */
