@@ -143,6 +143,34 @@ export interface WasmFromFrame {
   kilnWasm: WebAssembly.Module | null;
 }
 
+/**
+ * Page → host frame, over `launcher`, each time they change: the files every start on the page
+ * reads, Pyodide's standard library and the page's snapshot (with its checksum). The frame reads
+ * them once and gives each worker a copy of its own before the worker is launched
+ * ({@link FilesFromFrame}): a worker then reads no Blob while it boots.
+ */
+export interface HostFiles {
+  kilnFiles: 1;
+  stdlib: { url: string; data: Blob } | null;
+  snapshot: { data: Blob; checksum: string } | null;
+}
+
+/** The bytes of {@link HostFiles}, as the frame keeps them and as each worker gets its copy. */
+export interface StartFiles {
+  stdlib: { url: string; data: ArrayBuffer } | null;
+  snapshot: { data: ArrayBuffer; checksum: string } | null;
+}
+
+/**
+ * Host frame → worker, once, before or with its {@link WorkerStart}: its own copy of the files
+ * the frame keeps, or null (the worker asks the page for them). Before its launch, while no
+ * Python has run in it; the worker still checks the snapshot against the checksum the page
+ * gives it.
+ */
+export interface FilesFromFrame {
+  kilnFrameFiles: StartFiles | null;
+}
+
 /** Page → host frame, over `control`. Those with an `id` are answered with a {@link HostReport} of that id. */
 export type HostCommand =
   | { type: "interrupt" }

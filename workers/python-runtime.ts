@@ -3,6 +3,7 @@ import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
 import type {
+  FetchedFile,
   FileInfo,
   ImportReport,
   PageFetch,
@@ -13,6 +14,7 @@ import type {
   RunResult,
   RuntimeInfo,
   SessionSnapshot,
+  StartFiles,
   StateCapture,
   WorkerEvent,
   WorkerInit,
@@ -70,8 +72,11 @@ export class PythonRuntime implements PythonWorkerApi {
 
   constructor(
     start: WorkerStart,
-    /** Pyodide's WebAssembly, compiled by the frame (undefined if it could not be). */
-    private readonly compiledByFrame: Promise<WebAssembly.Module | undefined>,
+    /**
+     * From the frame: Pyodide's WebAssembly, compiled (undefined if it could not be), and this
+     * worker's copy of the files a start reads (null: the page sends them).
+     */
+    private readonly fromFrame: { wasm: Promise<WebAssembly.Module | undefined>; files: Promise<StartFiles | null> },
   ) {
     this.interrupt = start.interruptBuffer && new Int32Array(start.interruptBuffer);
     this.stdinBuffer = start.stdinBuffer;
@@ -85,10 +90,17 @@ export class PythonRuntime implements PythonWorkerApi {
   }
 
   async init(options: WorkerInit): Promise<RuntimeInfo> {
+    // Bytes from the frame are read already; a Blob from the page would be read while this
+    // thread sets up Pyodide, which holds the reading up.
+    const files = await this.fromFrame.files;
     const [wasm, ...others] = pyodideCoreFiles(options.indexURL, options.lockFileURL);
-    this.pageFetch = askEarly(this.pageFetch, new Map(others.map((url) => [url, this.pageFetch(url)])));
-    this.compiledWasm = this.compiledByFrame.then((module) => module ?? compileEarly(this.pageFetch(wasm)));
-    const booted = await bootPython(options, {
+    const early = (url: string): Promise<FetchedFile> =>
+      files?.stdlib?.url === url ? Promise.resolve({ ok: true, status: 200, contentType: "application/zip", body: files.stdlib.data }) : this.pageFetch(url);
+    this.pageFetch = askEarly(this.pageFetch, new Map(others.map((url) => [url, early(url)])));
+    this.compiledWasm = this.fromFrame.wasm.then((module) => module ?? compileEarly(this.pageFetch(wasm)));
+    // The frame's copy of the snapshot the page names (checked against its checksum all the same).
+    const restore = files?.snapshot && files.snapshot.checksum === options.snapshot?.checksum ? files.snapshot : options.snapshot;
+    const booted = await bootPython({ ...options, snapshot: restore }, {
       pageFetch: this.pageFetch,
       compiledWasm: this.compiledWasm,
       prepare: (pyodide) => this.prepare(pyodide),

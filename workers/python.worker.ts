@@ -1,26 +1,38 @@
 import * as Comlink from "comlink";
-import type { WasmFromFrame, WorkerStart } from "./python-api";
+import type { FilesFromFrame, StartFiles, WasmFromFrame, WorkerStart } from "./python-api";
 import { PythonRuntime } from "./python-runtime";
 import { warmUpFactory } from "./python-boot";
 
-// The frame that starts the worker sends its ports (and shared buffers) as the first message,
-// then Pyodide's compiled WebAssembly (or null) as the second.
+// The frame that starts the worker sends its ports (and shared buffers) in one message, then
+// Pyodide's compiled WebAssembly (or null). The files a start reads come once, before the ports
+// (to a worker loaded ahead) or after them.
 let wasmFromFrame: (module: WebAssembly.Module | undefined) => void = () => undefined;
 const compiledByFrame = new Promise<WebAssembly.Module | undefined>((resolve) => (wasmFromFrame = resolve));
-self.addEventListener(
-  "message",
-  (event: MessageEvent<Partial<WorkerStart>>) => {
-    const start = event.data;
-    if (start?.kilnPort && start.events && start.fetch) {
-      Comlink.expose(new PythonRuntime(start as WorkerStart, compiledByFrame), start.kilnPort);
-    }
-    self.addEventListener("message", (event: MessageEvent<Partial<WasmFromFrame> | null>) => {
-      const module = event.data?.kilnWasm;
-      wasmFromFrame(module instanceof WebAssembly.Module ? module : undefined);
-    });
-  },
-  { once: true },
-);
+let filesFromFrame: (files: StartFiles | null) => void = () => undefined;
+const filesByFrame = new Promise<StartFiles | null>((resolve) => (filesFromFrame = resolve));
+let started = false;
+self.addEventListener("message", (event: MessageEvent<Partial<WorkerStart & FilesFromFrame & WasmFromFrame> | null>) => {
+  const message = event.data;
+  if (message && "kilnFrameFiles" in message) return filesFromFrame(startFiles(message.kilnFrameFiles));
+  if (message && "kilnWasm" in message) {
+    const module = message.kilnWasm;
+    return wasmFromFrame(module instanceof WebAssembly.Module ? module : undefined);
+  }
+  if (!started && message?.kilnPort && message.events && message.fetch) {
+    started = true;
+    Comlink.expose(new PythonRuntime(message as WorkerStart, { wasm: compiledByFrame, files: filesByFrame }), message.kilnPort);
+  }
+});
+
+/** The frame's files as the contract has them, or null. */
+function startFiles(files: unknown): StartFiles | null {
+  if (!files) return null;
+  const { stdlib, snapshot } = files as Partial<StartFiles>;
+  return {
+    stdlib: stdlib && typeof stdlib.url === "string" && stdlib.data instanceof ArrayBuffer ? stdlib : null,
+    snapshot: snapshot && typeof snapshot.checksum === "string" && snapshot.data instanceof ArrayBuffer ? snapshot : null,
+  };
+}
 
 // A Stop that lands between two steps of a run's task is re-raised by asyncio out of the event
 // loop as well as reported in the run's result: that copy is not an error of the worker's.

@@ -5,11 +5,24 @@
  * app's Content-Security-Policy; without network, a policy added here before any worker starts
  * lets the workers connect nowhere (policies only add up, and a `data:` worker takes its
  * creator's). No Python runs in this frame; it compiles Pyodide's WebAssembly once for all its
- * workers (from the bytes the page sends, never from a worker), starts each worker the page asks
- * for, and relays Stop and `input()` answers into each worker's shared memory.
+ * workers (from the bytes the page sends, never from a worker), keeps the files every start reads
+ * (from the page, never from a worker) to give each new worker a copy before it runs anything,
+ * starts each worker the page asks for, and relays Stop and `input()` answers into each worker's
+ * shared memory.
  */
-import type { HostCommand, HostLaunch, HostPrepared, HostReport, HostStart, WasmFromFrame, WorkerStart } from "../../workers/python-api";
-import { isHostLaunch, isHostPrepare, isHostStart } from "../runtime/worker-guards";
+import type {
+  FilesFromFrame,
+  HostCommand,
+  HostFiles,
+  HostLaunch,
+  HostPrepared,
+  HostReport,
+  HostStart,
+  StartFiles,
+  WasmFromFrame,
+  WorkerStart,
+} from "../../workers/python-api";
+import { isHostFiles, isHostLaunch, isHostPrepare, isHostStart } from "../runtime/worker-guards";
 import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, keepStopPending } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
 import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
@@ -37,8 +50,17 @@ function start({ source, network, launcher }: HostStart): void {
     void compiling.then((module) => module || (compiledOnce === compiling && (compiledOnce = undefined)));
     return compiling;
   };
+  // The files the page last sent, once read; a newer message makes an older read moot.
+  let files: StartFiles | undefined;
+  let filesSent = 0;
+  const startFiles = () => files;
   // The next worker, its code loaded ahead of time when the page asked for that.
   let prepared: LoadingWorker | undefined;
+  // While it waits, it gets its files as soon as there are some.
+  const giveFilesAhead = (loading: LoadingWorker) =>
+    loading.loaded.then((worker) => {
+      if (files && typeof worker !== "string" && loading === prepared) giveFiles(loading, worker, files);
+    });
   // The port queues what the page sends until this code listens.
   launcher.onmessage = (event: MessageEvent<unknown>) => {
     if (isHostLaunch(event.data)) {
@@ -46,12 +68,47 @@ function start({ source, network, launcher }: HostStart): void {
       const loading = prepared ?? loadWorker(source);
       if (prepared) prepared.instead = () => loadWorker(source);
       prepared = undefined;
-      launch(event.data, loading, compiled);
+      launch(event.data, loading, compiled, startFiles);
     } else if (isHostPrepare(event.data)) {
-      prepared ??= loadWorker(source);
-      void prepared.loaded.then(() => launcher.postMessage({ kilnPrepared: 1 } satisfies HostPrepared));
+      const loading = (prepared ??= loadWorker(source));
+      void giveFilesAhead(loading).then(() => launcher.postMessage({ kilnPrepared: 1 } satisfies HostPrepared));
+    } else if (isHostFiles(event.data)) {
+      const sent = ++filesSent;
+      void readFiles(event.data).then((read) => {
+        if (sent !== filesSent) return;
+        files = read;
+        if (prepared) void giveFilesAhead(prepared);
+      });
     }
   };
+}
+
+/** The Blobs of {@link HostFiles}, read here (this frame's thread is idle); undefined if they cannot be. */
+async function readFiles({ stdlib, snapshot }: HostFiles): Promise<StartFiles | undefined> {
+  try {
+    const [stdlibBytes, snapshotBytes] = await Promise.all([stdlib?.data.arrayBuffer(), snapshot?.data.arrayBuffer()]);
+    return {
+      stdlib: stdlib && stdlibBytes ? { url: stdlib.url, data: stdlibBytes } : null,
+      snapshot: snapshot && snapshotBytes ? { data: snapshotBytes, checksum: snapshot.checksum } : null,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Gives `worker` its own copy of `files` (or null: it asks the page), once. */
+function giveFiles(loading: LoadingWorker, worker: Worker, files: StartFiles | undefined): void {
+  if (loading.filesGiven) return;
+  loading.filesGiven = true;
+  try {
+    const stdlib = files?.stdlib ? { url: files.stdlib.url, data: files.stdlib.data.slice(0) } : null;
+    const snapshot = files?.snapshot ? { data: files.snapshot.data.slice(0), checksum: files.snapshot.checksum } : null;
+    const message: FilesFromFrame = { kilnFrameFiles: files ? { stdlib, snapshot } : null };
+    worker.postMessage(message, [stdlib?.data, snapshot?.data].filter((bytes) => bytes !== undefined));
+  } catch {
+    // No memory for the copies: the worker asks the page, as it would without them.
+    worker.postMessage({ kilnFrameFiles: null } satisfies FilesFromFrame);
+  }
 }
 
 /**
@@ -66,6 +123,8 @@ interface LoadingWorker {
   launched: AbortController;
   /** A worker loaded ahead: what to start instead if it failed before its launch. */
   instead?: () => LoadingWorker;
+  /** It has had its {@link FilesFromFrame} (each worker gets one). */
+  filesGiven?: boolean;
 }
 
 /** The worker's code from a `blob:` URL where the engine allows it, else as a `data:` URL. */
@@ -119,7 +178,12 @@ function loadWorker(source: string): LoadingWorker {
 }
 
 /** Hands a worker its ports and serves its control port. */
-function launch(ports: HostLaunch, loading: LoadingWorker, compiled: (body: Blob | null) => Promise<WebAssembly.Module | undefined>): void {
+function launch(
+  ports: HostLaunch,
+  loading: LoadingWorker,
+  compiled: (body: Blob | null) => Promise<WebAssembly.Module | undefined>,
+  files: () => StartFiles | undefined,
+): void {
   const { control } = ports;
   const entry: { worker?: Worker; control: MessagePort } = { control };
   launched.add(entry);
@@ -159,6 +223,7 @@ function launch(ports: HostLaunch, loading: LoadingWorker, compiled: (body: Blob
         report({ type: "worker-error", message: event.message || "The Python worker stopped unexpectedly." });
       });
       loaded.postMessage(start, [ports.kilnPort, ports.events, ports.fetch]);
+      giveFiles(loading, loaded, files());
       void module.then((compiledModule) => {
         try {
           loaded.postMessage({ kilnWasm: compiledModule ?? null } satisfies WasmFromFrame);

@@ -9,7 +9,7 @@ import type {
   WorkerInit,
 } from "../../workers/python-api";
 import { serveFetches } from "./worker-fetches";
-import { forgetHostFrame, hostFrame, workerReady, type HostFrame } from "./host-frame";
+import { forgetHostFrame, hostFrame, keepFilesInFrame, workerReady, type HostFrame } from "./host-frame";
 import { abandonOffer, offerSnapshot, settleBoot } from "./boot-snapshot";
 import {
   dropped,
@@ -161,7 +161,8 @@ export class WorkerHandle {
       else dropped("event", message.data);
     };
     // The frame compiles Pyodide's WebAssembly while its worker starts, as soon as the page has it.
-    void serveFetches(fetches.port1, config, pyodideIndexUrl(), (body) => this.api.portable(body)).then((body) => this.command({ type: "wasm", body }));
+    const core = serveFetches(fetches.port1, config, pyodideIndexUrl(), (body) => this.api.portable(body));
+    void core.wasm.then((body) => this.command({ type: "wasm", body }));
     const started = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         // A frame that starts no worker is not asked again: the next worker gets a new one.
@@ -197,6 +198,8 @@ export class WorkerHandle {
 
     // The snapshot is read (once per page) while the frame starts.
     const offer = offerSnapshot(workerUrl, started);
+    // What this start reads, the frame keeps for the next ones.
+    void Promise.all([core.stdlib, offer]).then(([stdlib, { snapshot }]) => keepFilesInFrame(this.host, stdlib, snapshot ?? null));
     const init = Promise.all([started, offer]).then(async ([, offer]) => {
       const { snapshot, makeSnapshot } = offer;
       const sendBlobs = await this.api.readsBlobs();

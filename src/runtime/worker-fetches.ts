@@ -11,21 +11,25 @@ import { pyodideCoreFiles } from "../../workers/page-fetch";
 /**
  * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
  * GET, never with credentials; the answer is the response's bytes. Returns Pyodide's
- * WebAssembly from the early fetch (null if that failed), for the frame to compile.
+ * WebAssembly and standard library from the early fetches (null if one failed), for the frame:
+ * it compiles the one, and keeps the other for the next workers.
  */
 export function serveFetches(
   port: MessagePort,
   config: WorkerConfig,
   indexUrl: string,
   portable: (body: Blob) => Promise<Blob | ArrayBuffer>,
-): Promise<Blob | null> {
+): { wasm: Promise<Blob | null>; stdlib: Promise<{ url: string; data: Blob } | null> } {
   const allowed = fetchAllowList(config, indexUrl);
   const early = fetchCoreEarly(config, indexUrl);
-  const [wasmUrl] = pyodideCoreFiles(indexUrl, config.lockFileUrl);
-  const wasm = early.get(wasmUrl)!.then(
-    (file) => (file.ok ? file.body : null),
-    () => null,
-  );
+  const [wasmUrl, stdlibUrl] = pyodideCoreFiles(indexUrl, config.lockFileUrl);
+  const body = (url: string) =>
+    early.get(url)!.then(
+      (file) => (file.ok ? file.body : null),
+      () => null,
+    );
+  const wasm = body(wasmUrl);
+  const stdlib = body(stdlibUrl).then((data) => data && { url: stdlibUrl, data });
   let inFlight = 0;
   port.onmessage = async (event: MessageEvent<unknown>) => {
     const request = event.data;
@@ -53,7 +57,7 @@ export function serveFetches(
       inFlight -= 1;
     }
   };
-  return wasm;
+  return { wasm, stdlib };
 }
 
 type Fetched = Omit<FetchReply, "id" | "body"> & { body: Blob };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isFetchRequest, isFileList, isHostReport, isWorkerEvent, isWorkerRunOutcome, isRuntimeInfo } from "./worker-guards";
+import { isFetchRequest, isFileList, isHostFiles, isHostReport, isWorkerEvent, isWorkerRunOutcome, isRuntimeInfo } from "./worker-guards";
 
 describe("checks on what the worker sends", () => {
   it("accepts every event of the contract", () => {
@@ -76,5 +76,27 @@ describe("checks on what the worker sends", () => {
     expect(isHostReport({ type: "started", sharedMemory: true })).toBe(true);
     expect(isHostReport({ type: "started", sharedMemory: "yes" })).toBe(false);
     expect(isHostReport({ type: "answer", id: -1, value: true })).toBe(false);
+  });
+
+  it("the host frame keeps only files of the contract's shape", () => {
+    const stdlib = { url: "https://kiln.test/pyodide/python_stdlib.zip", data: new Blob(["zip"]) };
+    const snapshot = { data: new Blob(["heap"]), checksum: "0123456789abcdef" };
+    for (const files of [
+      { kilnFiles: 1, stdlib, snapshot },
+      { kilnFiles: 1, stdlib, snapshot: null },
+      { kilnFiles: 1, stdlib: null, snapshot: null },
+    ]) {
+      expect(isHostFiles(files), JSON.stringify(files)).toBe(true);
+    }
+    for (const files of [
+      null,
+      { kilnFiles: 1, stdlib },
+      { kilnFiles: 2, stdlib, snapshot },
+      { kilnFiles: 1, stdlib: { url: stdlib.url, data: new ArrayBuffer(3) }, snapshot: null },
+      { kilnFiles: 1, stdlib, snapshot: { data: snapshot.data, checksum: "not hex" } },
+      { kilnFiles: 1, stdlib, snapshot: { ...snapshot, extra: true } },
+    ]) {
+      expect(isHostFiles(files), JSON.stringify(files)).toBe(false);
+    }
   });
 });

@@ -7,6 +7,7 @@ import type {
   FetchRequest,
   FileInfo,
   HostReport,
+  HostFiles,
   HostLaunch,
   HostPrepare,
   HostPrepared,
@@ -166,6 +167,15 @@ export function isHostPrepare(value: unknown): value is HostPrepare {
 
 export function isHostPrepared(value: unknown): value is HostPrepared {
   return hasShape(value, { kilnPrepared: (tag) => tag === 1 });
+}
+
+/** The host frame's side: the files every start reads, to keep for the next workers. */
+export function isHostFiles(value: unknown): value is HostFiles {
+  return hasShape(value, {
+    kilnFiles: (tag) => tag === 1,
+    stdlib: (stdlib) => stdlib === null || hasShape(stdlib, { url: isString, data: isBlob }),
+    snapshot: (snapshot) => snapshot === null || hasShape(snapshot, { data: isBlob, checksum: isChecksum }),
+  });
 }
 
 const isPort = (port: unknown) => port instanceof MessagePort;
