@@ -50,6 +50,19 @@ function take<T>(proxy: PyProxy): T {
  * The Python interpreter of one session, living in a worker. Start-up runs as named
  * steps; `run` executes one cell under the execution contract of DESIGN.md.
  */
+/**
+ * A start's first asks for Pyodide's files (`urls`), the standard library answered with the
+ * frame's bytes when it sent them, and the snapshot to restore: the frame's copy when it is the
+ * one the page names (its checksum is checked over the bytes all the same), else the page's.
+ */
+function startFiles(files: StartFiles | null | undefined, urls: string[], named: WorkerInit["snapshot"], pageFetch: PageFetch) {
+  const stdlib = files?.stdlib;
+  const early = new Map<string, Promise<FetchedFile>>(
+    urls.map((url) => [url, stdlib?.url === url ? Promise.resolve({ ok: true, status: 200, contentType: "application/zip", body: stdlib.data }) : pageFetch(url)]),
+  );
+  return { early, snapshot: files?.snapshot && files.snapshot.checksum === named?.checksum ? files.snapshot : named };
+}
+
 export class PythonRuntime implements PythonWorkerApi {
   private pyodide!: PyodideAPI;
   private kiln!: PyProxy;
@@ -72,17 +85,23 @@ export class PythonRuntime implements PythonWorkerApi {
 
   constructor(
     start: WorkerStart,
-    /**
-     * From the frame: Pyodide's WebAssembly, compiled (undefined if it could not be), and this
-     * worker's copy of the files a start reads (null: the page sends them).
-     */
-    private readonly fromFrame: { wasm: Promise<WebAssembly.Module | undefined>; files: Promise<StartFiles | null> },
+    /** Pyodide's WebAssembly, compiled by the frame (undefined if it could not be). */
+    private readonly compiledByFrame: Promise<WebAssembly.Module | undefined>,
+    /** This worker's copy of the files a start reads, from the frame (null: the page sends them); taken once. */
+    private filesFromFrame?: Promise<StartFiles | null>,
   ) {
     this.interrupt = start.interruptBuffer && new Int32Array(start.interruptBuffer);
     this.stdinBuffer = start.stdinBuffer;
     this.events = start.events;
     this.pageFetch = pageFetchOver(start.fetch);
     this.batcher = new OutputBatcher((event) => this.post(event));
+  }
+
+  /** The frame's files, once: nothing here keeps them after the boot has used them. */
+  private takeFilesFromFrame(): Promise<StartFiles | null> | undefined {
+    const files = this.filesFromFrame;
+    this.filesFromFrame = undefined;
+    return files;
   }
 
   async readsBlob(probe: Blob, expected: string): Promise<boolean> {
@@ -92,14 +111,10 @@ export class PythonRuntime implements PythonWorkerApi {
   async init(options: WorkerInit): Promise<RuntimeInfo> {
     // Bytes from the frame are read already; a Blob from the page would be read while this
     // thread sets up Pyodide, which holds the reading up.
-    const files = await this.fromFrame.files;
     const [wasm, ...others] = pyodideCoreFiles(options.indexURL, options.lockFileURL);
-    const early = (url: string): Promise<FetchedFile> =>
-      files?.stdlib?.url === url ? Promise.resolve({ ok: true, status: 200, contentType: "application/zip", body: files.stdlib.data }) : this.pageFetch(url);
-    this.pageFetch = askEarly(this.pageFetch, new Map(others.map((url) => [url, early(url)])));
-    this.compiledWasm = this.fromFrame.wasm.then((module) => module ?? compileEarly(this.pageFetch(wasm)));
-    // The frame's copy of the snapshot the page names (checked against its checksum all the same).
-    const restore = files?.snapshot && files.snapshot.checksum === options.snapshot?.checksum ? files.snapshot : options.snapshot;
+    const { early, snapshot: restore } = startFiles(await this.takeFilesFromFrame(), others, options.snapshot, this.pageFetch);
+    this.pageFetch = askEarly(this.pageFetch, early);
+    this.compiledWasm = this.compiledByFrame.then((module) => module ?? compileEarly(this.pageFetch(wasm)));
     const booted = await bootPython({ ...options, snapshot: restore }, {
       pageFetch: this.pageFetch,
       compiledWasm: this.compiledWasm,

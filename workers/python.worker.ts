@@ -8,19 +8,20 @@ import { warmUpFactory } from "./python-boot";
 // (to a worker loaded ahead) or after them.
 let wasmFromFrame: (module: WebAssembly.Module | undefined) => void = () => undefined;
 const compiledByFrame = new Promise<WebAssembly.Module | undefined>((resolve) => (wasmFromFrame = resolve));
-let filesFromFrame: (files: StartFiles | null) => void = () => undefined;
-const filesByFrame = new Promise<StartFiles | null>((resolve) => (filesFromFrame = resolve));
-let started = false;
+// Handed to the runtime and let go of here: the files are large, and needed once.
+let filesFromFrame: ((files: StartFiles | null) => void) | undefined;
+let filesByFrame: Promise<StartFiles | null> | undefined = new Promise((resolve) => (filesFromFrame = resolve));
 self.addEventListener("message", (event: MessageEvent<Partial<WorkerStart & FilesFromFrame & WasmFromFrame> | null>) => {
   const message = event.data;
-  if (message && "kilnFrameFiles" in message) return filesFromFrame(startFiles(message.kilnFrameFiles));
-  if (message && "kilnWasm" in message) {
-    const module = message.kilnWasm;
-    return wasmFromFrame(module instanceof WebAssembly.Module ? module : undefined);
-  }
-  if (!started && message?.kilnPort && message.events && message.fetch) {
-    started = true;
-    Comlink.expose(new PythonRuntime(message as WorkerStart, { wasm: compiledByFrame, files: filesByFrame }), message.kilnPort);
+  if (typeof message !== "object" || !message) return;
+  if ("kilnFrameFiles" in message) {
+    filesFromFrame?.(startFiles(message.kilnFrameFiles));
+    filesFromFrame = undefined;
+  } else if ("kilnWasm" in message) {
+    wasmFromFrame(message.kilnWasm instanceof WebAssembly.Module ? message.kilnWasm : undefined);
+  } else if (filesByFrame && message.kilnPort && message.events && message.fetch) {
+    Comlink.expose(new PythonRuntime(message as WorkerStart, compiledByFrame, filesByFrame), message.kilnPort);
+    filesByFrame = undefined;
   }
 });
 
