@@ -50,8 +50,8 @@ export interface HostFrame {
   loadingAhead?: Promise<void>;
   /** It failed to start: no new worker goes to it, and it goes once its last worker has. */
   forgotten?: boolean;
-  /** The files it was last sent to keep ({@link keepFilesInFrame}). */
-  files?: { stdlib: Blob | null; checksum: string | null };
+  /** The files it keeps, or is to keep once it loads workers ahead ({@link keepFilesInFrame}). */
+  files?: { stdlib: HostFiles["stdlib"]; snapshot: HostFiles["snapshot"]; sent: boolean };
 }
 
 const hostFrames = new Map<boolean, HostFrame>();
@@ -128,6 +128,7 @@ export function loadWorkersAhead(network: boolean): void {
   // Once it does, each of its workers asks again as it is ready.
   if (!host || host.loadsAhead) return;
   host.loadsAhead = true;
+  sendFiles(host);
   workerReady(host);
 }
 
@@ -135,15 +136,23 @@ export function loadWorkersAhead(network: boolean): void {
  * Has the frame keep the files every start on the page reads (Pyodide's standard library, the
  * page's snapshot), to give each next worker its own copy before it is launched: reading a Blob
  * in a booting worker waits while its thread sets up Pyodide, and cost a start about 70 ms.
- * Sent again only when they change (a snapshot made, or given up).
+ * Sent again only when they change (a snapshot made, or given up), and only to a frame that
+ * loads workers ahead (a page that keeps spares): a widget that never runs code would hold
+ * 18 MB for nothing.
  */
 export function keepFilesInFrame(host: HostFrame, stdlib: HostFiles["stdlib"], snapshot: HostFiles["snapshot"]): void {
-  const sent = host.files;
-  const checksum = snapshot?.checksum ?? null;
-  if (host.forgotten || (sent && sent.stdlib === (stdlib?.data ?? null) && sent.checksum === checksum)) return;
-  host.files = { stdlib: stdlib?.data ?? null, checksum };
+  const known = host.files;
+  if (known && known.stdlib?.data === stdlib?.data && known.snapshot?.checksum === snapshot?.checksum) return;
+  host.files = { stdlib, snapshot, sent: false };
+  sendFiles(host);
+}
+
+function sendFiles(host: HostFrame): void {
+  const files = host.files;
+  if (!files || files.sent || !host.loadsAhead || host.forgotten) return;
+  files.sent = true;
   void host.launcher.then(
-    (launcher) => launcher.postMessage({ kilnFiles: 1, stdlib, snapshot } satisfies HostFiles),
+    (launcher) => launcher.postMessage({ kilnFiles: 1, stdlib: files.stdlib, snapshot: files.snapshot } satisfies HostFiles),
     () => undefined,
   );
 }
