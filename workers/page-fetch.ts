@@ -1,4 +1,4 @@
-import type { FetchReply, FetchRequest, FetchedFile, PageFetch } from "./python-api";
+import type { FetchReply, FetchRequest, FetchedFile, PageFetch, StartFiles, WorkerInit } from "./python-api";
 
 /**
  * The worker's side of the fetch port: ask the page for a URL, get its bytes back. The page
@@ -26,6 +26,19 @@ export function pageFetchOver(port: MessagePort): PageFetch {
 /** Pyodide's core files, which every start needs first: the page fetches them early, the worker asks for them early. */
 export function pyodideCoreFiles(indexUrl: string, lockFileUrl: string | undefined): string[] {
   return [`${indexUrl}pyodide.asm.wasm`, `${indexUrl}python_stdlib.zip`, lockFileUrl || `${indexUrl}pyodide-lock.json`];
+}
+
+/**
+ * A start's first asks for Pyodide's files (`urls`), the standard library answered with the
+ * frame's bytes when it sent them, and the snapshot to restore: the frame's copy when it is the
+ * one the page names (its checksum is checked over the bytes all the same), else the page's.
+ */
+export function filesForStart(files: StartFiles | null | undefined, urls: string[], named: WorkerInit["snapshot"], pageFetch: PageFetch) {
+  const stdlib = files?.stdlib;
+  const early = new Map<string, Promise<FetchedFile>>(
+    urls.map((url) => [url, stdlib?.url === url ? Promise.resolve({ ok: true, status: 200, contentType: "application/zip", body: stdlib.data }) : pageFetch(url)]),
+  );
+  return { early, snapshot: files?.snapshot && files.snapshot.checksum === named?.checksum ? files.snapshot : named };
 }
 
 /**

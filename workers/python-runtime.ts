@@ -3,7 +3,6 @@ import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
 import type {
-  FetchedFile,
   FileInfo,
   ImportReport,
   PageFetch,
@@ -23,7 +22,7 @@ import type {
 } from "./python-api";
 import { expectStdin, markStopSeen, markWaiting, STOP_SEEN, waitForStdin, waitingForStop } from "./shared-buffers";
 import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
-import { askEarly, pageFetchOver, pyodideCoreFiles } from "./page-fetch";
+import { askEarly, filesForStart, pageFetchOver, pyodideCoreFiles } from "./page-fetch";
 import { bootPython, freshAfterBoot } from "./python-boot";
 import { compileEarly } from "./wasm-early";
 
@@ -50,19 +49,6 @@ function take<T>(proxy: PyProxy): T {
  * The Python interpreter of one session, living in a worker. Start-up runs as named
  * steps; `run` executes one cell under the execution contract of DESIGN.md.
  */
-/**
- * A start's first asks for Pyodide's files (`urls`), the standard library answered with the
- * frame's bytes when it sent them, and the snapshot to restore: the frame's copy when it is the
- * one the page names (its checksum is checked over the bytes all the same), else the page's.
- */
-function startFiles(files: StartFiles | null | undefined, urls: string[], named: WorkerInit["snapshot"], pageFetch: PageFetch) {
-  const stdlib = files?.stdlib;
-  const early = new Map<string, Promise<FetchedFile>>(
-    urls.map((url) => [url, stdlib?.url === url ? Promise.resolve({ ok: true, status: 200, contentType: "application/zip", body: stdlib.data }) : pageFetch(url)]),
-  );
-  return { early, snapshot: files?.snapshot && files.snapshot.checksum === named?.checksum ? files.snapshot : named };
-}
-
 export class PythonRuntime implements PythonWorkerApi {
   private pyodide!: PyodideAPI;
   private kiln!: PyProxy;
@@ -112,7 +98,7 @@ export class PythonRuntime implements PythonWorkerApi {
     // Bytes from the frame are read already; a Blob from the page would be read while this
     // thread sets up Pyodide, which holds the reading up.
     const [wasm, ...others] = pyodideCoreFiles(options.indexURL, options.lockFileURL);
-    const { early, snapshot: restore } = startFiles(await this.takeFilesFromFrame(), others, options.snapshot, this.pageFetch);
+    const { early, snapshot: restore } = filesForStart(await this.takeFilesFromFrame(), others, options.snapshot, this.pageFetch);
     this.pageFetch = askEarly(this.pageFetch, early);
     this.compiledWasm = this.compiledByFrame.then((module) => module ?? compileEarly(this.pageFetch(wasm)));
     const booted = await bootPython({ ...options, snapshot: restore }, {

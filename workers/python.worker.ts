@@ -15,7 +15,7 @@ self.addEventListener("message", (event: MessageEvent<Partial<WorkerStart & File
   const message = event.data;
   if (typeof message !== "object" || !message) return;
   if ("kilnFrameFiles" in message) {
-    filesFromFrame?.(startFiles(message.kilnFrameFiles));
+    filesFromFrame?.(checkedFiles(message.kilnFrameFiles));
     filesFromFrame = undefined;
   } else if ("kilnWasm" in message) {
     wasmFromFrame(message.kilnWasm instanceof WebAssembly.Module ? message.kilnWasm : undefined);
@@ -26,7 +26,7 @@ self.addEventListener("message", (event: MessageEvent<Partial<WorkerStart & File
 });
 
 /** The frame's files as the contract has them, or null. */
-function startFiles(files: unknown): StartFiles | null {
+function checkedFiles(files: unknown): StartFiles | null {
   if (!files) return null;
   const { stdlib, snapshot } = files as Partial<StartFiles>;
   return {

@@ -52,7 +52,7 @@ function start({ source, network, launcher }: HostStart): void {
   };
   // The files the page last sent, once read; a newer message makes an older read moot.
   let files: StartFiles | undefined;
-  let filesSent = 0;
+  let filesReceived = 0;
   const startFiles = () => files;
   // The next worker, its code loaded ahead of time when the page asked for that.
   let prepared: LoadingWorker | undefined;
@@ -73,9 +73,9 @@ function start({ source, network, launcher }: HostStart): void {
       const loading = (prepared ??= loadWorker(source));
       void giveFilesAhead(loading).then(() => launcher.postMessage({ kilnPrepared: 1 } satisfies HostPrepared));
     } else if (isHostFiles(event.data)) {
-      const sent = ++filesSent;
+      const received = ++filesReceived;
       void readFiles(event.data).then((read) => {
-        if (sent !== filesSent) return;
+        if (received !== filesReceived) return;
         files = read;
         if (prepared) void giveFilesAhead(prepared);
       });
