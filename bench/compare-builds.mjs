@@ -7,10 +7,8 @@
 // with BENCH_PAGE=playground, the Playground's "ready" on a repeat visit instead.
 // The pages get this checkout's headers: builds whose host frame bootstrap differs (its
 // Content-Security-Policy hash) cannot be compared this way.
-import { chromium } from "@playwright/test";
-import puppeteer from "puppeteer-core";
 import { preview } from "vite";
-import { CHROMIUM_ARGS, FIREFOX_PREFS, median, onNewDocument, openPage, playgroundReady, recordPage, sleep, waitFor } from "./lib.mjs";
+import { launchChromium, launchFirefox, median, onNewDocument, openPage, playgroundReady, recordPage, sleep, waitFor } from "./lib.mjs";
 
 const dirs = process.argv.slice(2);
 if (dirs.length !== 2) throw new Error("usage: node bench/compare-builds.mjs <build folder A> <build folder B>");
@@ -31,9 +29,7 @@ const newWorkerMs = (page) =>
 
 const servers = [];
 for (const outDir of dirs) servers.push(await preview({ build: { outDir }, preview: { port: 0, strictPort: true }, logLevel: "warn" }));
-const browser = firefox
-  ? await puppeteer.launch({ browser: "firefox", executablePath: process.env.FIREFOX_PATH ?? "/usr/bin/firefox-esr", headless: true, extraPrefsFirefox: FIREFOX_PREFS })
-  : await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+const browser = firefox ? await launchFirefox() : await launchChromium();
 const results = dirs.map(() => ({ repeat: [], worker: [] }));
 try {
   for (let round = 0; round < rounds; round++) {

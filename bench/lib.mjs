@@ -1,6 +1,8 @@
 // Shared pieces of the benchmark: settings from the environment, statistics, pages, waits
 // that fail loudly, main-thread long tasks, and the browser's processes (CPU, memory).
 import { readFileSync, readdirSync } from "node:fs";
+import { chromium } from "@playwright/test";
+import puppeteer from "puppeteer-core";
 
 export const TRIALS = Number(process.env.BENCH_TRIALS ?? 3);
 /** BENCH_ONLY=startup,spare,roundTrip,state,interrupt,recovery,flood,upload,spareTasks,embed measures a subset. */
@@ -10,6 +12,16 @@ export const wanted = (name) => !ONLY || ONLY.includes(name);
 export const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 /** Service workers are off in both engines, for Kiln and its baselines alike. */
 export const FIREFOX_PREFS = { "dom.serviceWorkers.enabled": false };
+
+export const launchChromium = () => chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+/**
+ * Firefox ESR through WebDriver BiDi, without the protocol's network events, which no figure
+ * uses: while a client listens to them, Firefox's network observer copies every response on
+ * its parent process's main thread (about 200–300 ms of a core on a repeat visit that reads
+ * Pyodide's 13 MB), a cost no visitor pays.
+ */
+export const launchFirefox = () =>
+  puppeteer.launch({ browser: "firefox", executablePath: process.env.FIREFOX_PATH ?? "/usr/bin/firefox-esr", headless: true, extraPrefsFirefox: FIREFOX_PREFS, networkEnabled: false });
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -6,19 +6,13 @@
 // and writes bench/results.json with the machine it ran on. See README "Benchmark".
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { chromium } from "@playwright/test";
-import puppeteer from "puppeteer-core";
 import { preview } from "vite";
 import { embedPage } from "./embed.mjs";
-import { CHROMIUM_ARGS, FIREFOX_PREFS, TRIALS, wanted } from "./lib.mjs";
+import { launchChromium, launchFirefox, TRIALS, wanted } from "./lib.mjs";
 import { markdownTable, printTable, runtimeRows } from "./report.mjs";
 import { bootCounts, harnessPage, interruptLatency, recovery, roundTrips, spareAndRestart, spareTasksHarness, STATES } from "./session.mjs";
 import { startup } from "./startup.mjs";
 import { flood, spareTasksPlayground, upload } from "./ui.mjs";
-
-const launchChromium = () => chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
-const launchFirefox = () =>
-  puppeteer.launch({ browser: "firefox", executablePath: process.env.FIREFOX_PATH ?? "/usr/bin/firefox-esr", headless: true, extraPrefsFirefox: FIREFOX_PREFS });
 
 /** No step takes longer than this (BENCH_STEP_MINUTES), whatever it waits for. */
 const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_MINUTES ?? 30) * 60_000;
@@ -112,7 +106,7 @@ function freshMemoryRate() {
 
 const server = await preview({ preview: { port: 0, strictPort: true }, logLevel: "warn" });
 const origin = new URL(server.resolvedUrls.local[0]).origin;
-const results = { date: new Date().toISOString(), trials: TRIALS, machine: machine(), conditions: "fresh browser contexts, service workers off, HTTP cache cold on a first visit and warm on a repeat visit" };
+const results = { date: new Date().toISOString(), trials: TRIALS, machine: machine(), conditions: "fresh browser contexts, service workers off, no network events in Firefox's driver, HTTP cache cold on a first visit and warm on a repeat visit" };
 const markdown = [];
 try {
   console.log(`Kiln at ${origin}; ${TRIALS} trials`);
