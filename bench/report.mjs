@@ -25,6 +25,14 @@ export function runtimeRows(r) {
       ["PythonSession ready, first visit (harness)", f(s.session.first), `bare loadPyodide: ${f(s.bare.first)}`, first(s.session.first)],
       ["PythonSession ready, repeat visit (harness)", f(s.session.repeat), `bare loadPyodide: ${f(s.bare.repeat)}`, repeat(s.session.repeat)],
     );
+    if (s.compile) {
+      rows.push([
+        "Pyodide's WebAssembly compiled only, repeat visit (the floor)",
+        f(s.compile.repeat),
+        `bare loadPyodide: ${f(s.bare.repeat)}`,
+        `${times(ratio(s.compile.repeat, s.bare.repeat))} (first visit ${f(s.compile.first)})`,
+      ]);
+    }
     const last = s.bootCounts.at(-1);
     rows.push(["worker boots (harness, last trial)", `first visit: ${counts(last?.first)}`, `repeat visit: ${counts(last?.repeat)}`, ""]);
   }

@@ -1,6 +1,8 @@
 // "Python ready" on a first visit and on a repeat visit (the same browser context, reloaded),
 // for the Playground and for a PythonSession on the harness page, each against a bare
-// loadPyodide() on the harness page, in fresh contexts with service workers off.
+// loadPyodide() on the harness page, in fresh contexts with service workers off. Beside them,
+// the floor: a worker on the harness page that only fetches and compiles Pyodide's
+// WebAssembly, which every start of Pyodide does before anything else can run.
 import { TRIALS, median, onNewDocument, openPage, playgroundReady, recordPage, waitFor, waitQuiet } from "./lib.mjs";
 
 const harnessStarted = (page, what) => waitFor(page, what, () => window.kiln?.startedAt, undefined, { timeout: 120_000 });
@@ -31,8 +33,9 @@ export async function startup(browser, origin) {
     playground: () => visits(browser, `${origin}/#/playground`, playgroundReady),
     session: () => visits(browser, `${origin}/harness.html?start=session`, (page) => harnessStarted(page, "a PythonSession to be ready"), { counts: true }),
     bare: () => visits(browser, `${origin}/harness.html?start=bare`, (page) => harnessStarted(page, "a bare loadPyodide to finish")),
+    compile: () => visits(browser, `${origin}/harness.html?start=compile`, (page) => harnessStarted(page, "Pyodide's WebAssembly to compile")),
   };
-  const trials = { playground: [], session: [], bare: [] };
+  const trials = { playground: [], session: [], bare: [], compile: [] };
   const order = Object.keys(kinds);
   for (let i = 0; i < TRIALS; i++) {
     // A different order each trial, so no kind always goes first after a quiet machine.
@@ -43,6 +46,7 @@ export async function startup(browser, origin) {
     playground: figures(trials.playground),
     session: figures(trials.session),
     bare: figures(trials.bare),
+    compile: figures(trials.compile),
     // Worker boots on the harness page (window.kiln.bootCounts, where the start-up code provides it): after the first visit, after the repeat.
     bootCounts: trials.session.map((t) => ({ first: t.firstCounts, repeat: t.repeatCounts })),
   };

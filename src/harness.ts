@@ -2,9 +2,10 @@
  * `harness.html`: the runtime API on `window.kiln`, with no interface around it, so the
  * benchmark and browser tests can drive sessions directly.
  *
- * `harness.html?start=session` starts a `PythonSession` as the page loads, and
- * `?start=bare` a bare `loadPyodide()` worker; `window.kiln.started` then resolves with the
- * time (ms since navigation) at which Python was ready, and `startedAt` holds it.
+ * `harness.html?start=session` starts a `PythonSession` as the page loads, `?start=bare` a
+ * bare `loadPyodide()` worker, and `?start=compile` a worker that only compiles Pyodide's
+ * WebAssembly (the least any start of Pyodide does); `window.kiln.started` then resolves with
+ * the time (ms since navigation) at which it was done, and `startedAt` holds it.
  */
 import { PythonSession } from "./runtime/python-session";
 import { WorkerHandle, pyodideIndexUrl } from "./runtime/python-worker";
@@ -23,14 +24,21 @@ onmessage = async (e) => {
   catch (error) { postMessage({ error: String(error) }); }
 };`;
 
+/** A worker that only fetches and compiles Pyodide's WebAssembly, as a bare `loadPyodide()` does first. */
+const compileSource = (indexURL: string) => `
+await WebAssembly.compileStreaming(fetch(${JSON.stringify(`${indexURL}pyodide.asm.wasm`)}));
+postMessage({ loaded: true });`;
+
 /**
  * A bare `loadPyodide()` in a `data:` module worker, the baseline the benchmark compares
  * against: resolves once Pyodide has loaded, with the worker (post code to it; it answers
- * `{value}` or `{error}`) and the milliseconds from creating it.
+ * `{value}` or `{error}`) and the milliseconds from creating it. With `compileOnly`, the
+ * worker only compiles Pyodide's WebAssembly (and runs no code).
  */
-async function bareWorker(): Promise<{ worker: Worker; loadedMs: number }> {
+async function bareWorker(compileOnly = false): Promise<{ worker: Worker; loadedMs: number }> {
   const started = performance.now();
-  const worker = new Worker(`data:text/javascript,${encodeURIComponent(bareSource(pyodideIndexUrl()))}`, { type: "module" });
+  const source = (compileOnly ? compileSource : bareSource)(pyodideIndexUrl());
+  const worker = new Worker(`data:text/javascript,${encodeURIComponent(source)}`, { type: "module" });
   await new Promise<void>((resolve, reject) => {
     worker.onmessage = () => resolve();
     worker.onerror = (event) => reject(new Error(event.message || "The bare worker failed."));
@@ -48,7 +56,9 @@ function startFromUrl(): Promise<number> | undefined {
       ? new PythonSession(config).ready.then(() => undefined)
       : start === "bare"
         ? bareWorker().then(() => undefined)
-        : undefined;
+        : start === "compile"
+          ? bareWorker(true).then(() => undefined)
+          : undefined;
   return ready?.then(() => (harness.startedAt = performance.now()));
 }
 
