@@ -11,7 +11,7 @@ import type {
 import type { WorkerConfig, WorkerHandle } from "./python-worker";
 import { takeWorker, warmSpare, warmSpareLater } from "./spares";
 import { emptySnapshot, merged } from "./session-state";
-import { watchStop } from "./stop-watch";
+import { watchStop, type StoppedRun } from "./stop-watch";
 
 export interface SessionConfig extends WorkerConfig {
   /** Per-run output cap in bytes. */
@@ -49,15 +49,11 @@ export interface RunHandlers {
   signal?: AbortSignal;
 }
 
-interface ActiveRun {
+interface ActiveRun extends StoppedRun {
   id: number;
   handlers: RunHandlers;
-  stopReason?: "stop" | "deadline";
-  /** The worker cancelled the run's awaiting task: Python is unwinding. */
-  cancelled?: boolean;
   /** Called on the worker's "done" event: every event of the run has arrived. */
   drained: () => void;
-  hardStop?: ReturnType<typeof setTimeout>;
   /** Characters of output and displays received, checked against the page's own cap. */
   receivedChars: number;
 }

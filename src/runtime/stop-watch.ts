@@ -34,10 +34,11 @@ const BUSY_HARD_STOP_GRACE_MS = 1000;
 /** Once Python has noticed SIGINT, how long it gets to finish unwinding (or stop ignoring it). */
 const UNWIND_GRACE_MS = 3000;
 
-/** The stopped run: why, where the watch keeps its timer (cleared when the run ends), and whether its awaiting task was cancelled. */
+/** A run that may be stopped: why it was, and where the watch keeps its timer (cleared when the run ends). */
 export interface StoppedRun {
   stopReason?: "stop" | "deadline";
   hardStop?: ReturnType<typeof setTimeout>;
+  /** The worker cancelled the run's awaiting task: Python is unwinding. */
   cancelled?: boolean;
 }
 
