@@ -119,6 +119,44 @@ test("os._exit kills the worker: reported as crashed, recovered", async ({ playg
   await expectValue(page, "before_exit", "'present'");
 });
 
+test("Python that fills its JavaScript heap kills its frame's process: the page notices, and a new frame takes over with the variables", async ({
+  page,
+}) => {
+  test.setTimeout(150_000);
+  // An interpreter of its own: the frame's process dies, with every worker in it.
+  await openPlayground(page);
+  await run(page, "heap_kept = 'present'");
+  // Playwright takes the crash of a frame's process for its page's, and then drives the page no
+  // more: from there on, the test reads the page and acts on it through the DevTools protocol.
+  const cdp = await page.context().newCDPSession(page);
+  let processCrashed = false;
+  page.on("crash", () => (processCrashed = true));
+  const frameBefore = await page.locator("iframe[title=Python]").getAttribute("data-workers");
+  expect(frameBefore).not.toBeNull();
+  // V8 ends the whole process when a worker's heap is full; nothing reaches the page.
+  await startRun(page, "import js\nhoard = js.Array.new()\nwhile True:\n    hoard.push(js.Array.new(10**6).fill(1.5))");
+  await expect(page.getByRole("status")).toContainText("Running");
+  // The attack ran: the frame's process crashed.
+  await expect.poll(() => processCrashed, { timeout: 90_000 }).toBe(true);
+  const read = async (expression: string): Promise<unknown> =>
+    (await cdp.send("Runtime.evaluate", { expression, returnByValue: true })).result.value;
+  const outputText = () => read(`document.querySelector('section[aria-label="Output"]')?.innerText.trim() ?? ""`);
+  const statusText = () => read(`document.querySelector('[role=status]')?.textContent ?? ""`);
+  // And failed: the run ends, saying why, and the variables are back in a new frame's worker.
+  await expect
+    .poll(outputText, { timeout: 30_000 })
+    .toContain("Python crashed: its sandbox stopped responding, most likely out of memory. Variables restored: heap_kept.");
+  await expect.poll(statusText, { timeout: 60_000 }).toContain("Python ready");
+  expect(await read(`document.querySelectorAll("iframe[title=Python]").length`)).toBe(1);
+  // The next run works in the new frame.
+  await cdp.send("Runtime.evaluate", { expression: `document.querySelector('[aria-label="Python code"]').focus()` });
+  await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", key: "a", code: "KeyA", modifiers: 2, windowsVirtualKeyCode: 65 });
+  await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", key: "a", code: "KeyA", modifiers: 2, windowsVirtualKeyCode: 65 });
+  await cdp.send("Input.insertText", { text: "print('still', heap_kept)" });
+  await cdp.send("Runtime.evaluate", { expression: `[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Run").click()` });
+  await expect.poll(outputText, { timeout: 30_000 }).toBe("still present");
+});
+
 test("runaway recursion in Python is a RecursionError; in C it crashes the worker, which recovers", async ({
   playground: page,
 }) => {

@@ -136,6 +136,19 @@ export interface HostPrepared {
 }
 
 /**
+ * Page → host frame, over `launcher`, every second while the frame has workers: is the frame
+ * still there (see src/runtime/frame-watch.ts)? Answered with a {@link HostHere}.
+ */
+export interface HostAsk {
+  kilnAsk: 1;
+}
+
+/** Host frame → page, over `launcher`: the answer to a {@link HostAsk}. */
+export interface HostHere {
+  kilnHere: 1;
+}
+
+/**
  * Host frame → worker, after {@link WorkerStart}: Pyodide's WebAssembly module, compiled by the
  * frame while the worker starts, or null (the worker then compiles it itself).
  */

@@ -12,6 +12,7 @@
  */
 import type {
   FilesFromFrame,
+  HostHere,
   HostCommand,
   HostFiles,
   HostLaunch,
@@ -22,7 +23,7 @@ import type {
   WasmFromFrame,
   WorkerStart,
 } from "../../workers/python-api";
-import { isHostFiles, isHostLaunch, isHostPrepare, isHostStart } from "../runtime/worker-guards";
+import { isHostAsk, isHostFiles, isHostLaunch, isHostPrepare, isHostStart } from "../runtime/worker-guards";
 import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, keepStopPending } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
 import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
@@ -72,6 +73,8 @@ function start({ source, network, launcher }: HostStart): void {
     } else if (isHostPrepare(event.data)) {
       const loading = (prepared ??= loadWorker(source));
       void giveFilesAhead(loading).then(() => launcher.postMessage({ kilnPrepared: 1 } satisfies HostPrepared));
+    } else if (isHostAsk(event.data)) {
+      launcher.postMessage({ kilnHere: 1 } satisfies HostHere);
     } else if (isHostFiles(event.data)) {
       const received = ++filesReceived;
       void readFiles(event.data).then((read) => {

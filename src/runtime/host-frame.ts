@@ -5,8 +5,9 @@
 import workerUrl from "../../workers/python.worker.ts?worker&url";
 import hostUrl from "../host/python-host.ts?worker&url";
 import { HOST_SRCDOC } from "../host/host-bootstrap";
-import type { HostFiles, HostPrepare, HostStart } from "../../workers/python-api";
-import { isHostPrepared } from "./worker-guards";
+import type { HostAsk, HostFiles, HostPrepare, HostStart } from "../../workers/python-api";
+import { isHostHere, isHostPrepared } from "./worker-guards";
+import { watchFrame } from "./frame-watch";
 
 const sources = new Map<string, Promise<string>>();
 
@@ -40,6 +41,11 @@ export interface HostFrame {
   element: HTMLIFrameElement;
   /** Where the page asks the frame for a worker, once the frame runs its code. */
   launcher: Promise<MessagePort>;
+  /**
+   * Rejects once the frame has stopped answering (see frame-watch.ts): its process died, and
+   * every worker in it with it.
+   */
+  lost: Promise<never>;
   /** Workers of this page alive in it, shown on the element as `data-workers`. */
   workers: number;
   /** One more worker (+1) or one fewer (-1); a forgotten frame goes with its last worker. */
@@ -48,6 +54,10 @@ export interface HostFrame {
   loadsAhead?: boolean;
   /** Until the frame says the next worker's code has loaded, after the page last asked. */
   loadingAhead?: Promise<void>;
+  /** Called when the frame says so (the next worker's code has loaded). */
+  onPrepared?: () => void;
+  /** Ends the questions of frame-watch.ts, once the frame is removed. */
+  stopWatching?: () => void;
   /** It failed to start: no new worker goes to it, and it goes once its last worker has. */
   forgotten?: boolean;
   /** The files it keeps, or is to keep once it loads workers ahead ({@link keepFilesInFrame}). */
@@ -87,21 +97,38 @@ export function hostFrame(network: boolean): HostFrame {
   // The frame waits for these two texts (1.2 MB, from the HTTP cache on a repeat visit): asked
   // for before Pyodide's own files, so that they are not read behind the 10 MB of WebAssembly.
   const sources = Promise.all([moduleSource(hostUrl), moduleSource(workerUrl)]);
+  let lose: (reason: Error) => void = () => undefined;
+  const lost = new Promise<never>((_, reject) => (lose = reject));
+  lost.catch(() => undefined);
   const launcher = Promise.all([sources, loaded]).then(([[hostSource, source]]) => {
     const { port1, port2 } = new MessageChannel();
     const start: HostStart = { kilnHost: 1, hostSource, source: `${COMPILE_EVERY_FUNCTION}\n${source}`, network, launcher: port2 };
     // The frame's origin is opaque, so "*": it is our own frame, just created.
     element.contentWindow?.postMessage(start, "*", [port2]);
+    const watch = watchFrame(
+      () => port1.postMessage({ kilnAsk: 1 } satisfies HostAsk),
+      () => host.workers > 0 && !host.forgotten,
+      () => {
+        forgetHostFrame(host);
+        lose(new Error(FRAME_LOST));
+      },
+    );
+    host.stopWatching = () => watch.stop();
+    port1.onmessage = (event: MessageEvent<unknown>) => {
+      if (isHostHere(event.data)) watch.heard();
+      else if (isHostPrepared(event.data)) host.onPrepared?.();
+    };
     return port1;
   });
   const host: HostFrame = {
     element,
     launcher,
+    lost,
     workers: 0,
     count: (change) => {
       host.workers += change;
       element.setAttribute("data-workers", String(host.workers));
-      if (host.forgotten && host.workers <= 0) element.remove();
+      if (host.forgotten && host.workers <= 0) removeFrame(host);
     },
   };
   // Its code could not be had: the next worker tries a new frame.
@@ -110,11 +137,19 @@ export function hostFrame(network: boolean): HostFrame {
   return host;
 }
 
-/** A frame that failed to start: removed once no worker of it is left, and never used again. */
+/** What a run that the frame's death ended reads ("Python crashed: …"). */
+const FRAME_LOST = "its sandbox stopped responding, most likely out of memory";
+
+/** A frame that failed to start, or was lost: removed once no worker of it is left, and never used again. */
 export function forgetHostFrame(host: HostFrame): void {
   host.forgotten = true;
   for (const [network, known] of hostFrames) if (known === host) hostFrames.delete(network);
-  if (host.workers <= 0) host.element.remove();
+  if (host.workers <= 0) removeFrame(host);
+}
+
+function removeFrame(host: HostFrame): void {
+  host.stopWatching?.();
+  host.element.remove();
 }
 
 /**
@@ -163,9 +198,7 @@ export function workerReady(host: HostFrame): void {
   host.loadingAhead = host.launcher.then(
     (launcher) =>
       new Promise<void>((resolve) => {
-        launcher.onmessage = (event: MessageEvent<unknown>) => {
-          if (isHostPrepared(event.data)) resolve();
-        };
+        host.onPrepared = resolve;
         launcher.postMessage({ kilnPrepare: 1 } satisfies HostPrepare);
         // A frame that never answers holds up no one for long.
         setTimeout(resolve, AHEAD_ANSWER_MS);

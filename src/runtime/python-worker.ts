@@ -45,28 +45,32 @@ const BLOB_PROBE = "kiln: does this Blob arrive whole?";
 /** A worker of this page has read a Blob whole: the engine lets them, and later workers are not asked (a round trip of each start). */
 let blobsReachWorkers = false;
 
-/** `reply` when `guard` accepts it; otherwise the call fails (and the reply is logged). */
-async function checked<T>(what: string, reply: Promise<unknown>, guard: (value: unknown) => value is T): Promise<T> {
-  const value = await reply;
-  if (guard(value)) return value;
-  dropped(`reply to ${what}`, value);
-  throw new Error(`The Python worker sent a malformed reply to ${what}.`);
-}
-
 /**
  * The worker's API as the page uses it: every call goes page → worker, and every reply is
- * checked against the contract before anyone sees it.
+ * checked against the contract before anyone sees it. A call to a worker that ends or dies
+ * before it answers fails with the reason (`gone`), instead of waiting for ever.
  */
 export class WorkerApi {
   /** Whether Blobs reach this worker whole (see {@link PythonWorkerApi.readsBlob}); asked once. */
   private blobs: Promise<boolean> | undefined;
 
-  constructor(private readonly remote: Comlink.Remote<PythonWorkerApi>) {}
+  constructor(
+    private readonly remote: Comlink.Remote<PythonWorkerApi>,
+    private readonly gone: Promise<never>,
+  ) {}
+
+  /** `reply` when `guard` accepts it; otherwise the call fails (and the reply is logged). */
+  private async checked<T>(what: string, reply: Promise<unknown>, guard: (value: unknown) => value is T): Promise<T> {
+    const value = await Promise.race([reply, this.gone]);
+    if (guard(value)) return value;
+    dropped(`reply to ${what}`, value);
+    throw new Error(`The Python worker sent a malformed reply to ${what}.`);
+  }
 
   readsBlobs(): Promise<boolean> {
     this.blobs ??= blobsReachWorkers
       ? Promise.resolve(true)
-      : checked("readsBlob", this.remote.readsBlob(new Blob([BLOB_PROBE]), BLOB_PROBE), isBoolean)
+      : this.checked("readsBlob", this.remote.readsBlob(new Blob([BLOB_PROBE]), BLOB_PROBE), isBoolean)
           .catch(() => false)
           .then((whole) => {
             if (whole) blobsReachWorkers = true;
@@ -83,33 +87,33 @@ export class WorkerApi {
   }
 
   init(options: WorkerInit) {
-    return checked("init", this.remote.init(options), isRuntimeInfo);
+    return this.checked("init", this.remote.init(options), isRuntimeInfo);
   }
   run(...args: Parameters<PythonWorkerApi["run"]>) {
-    return checked("run", this.remote.run(...args), isWorkerRunOutcome);
+    return this.checked("run", this.remote.run(...args), isWorkerRunOutcome);
   }
   cancel(runId: number) {
-    return checked("cancel", this.remote.cancel(runId), isBoolean);
+    return this.checked("cancel", this.remote.cancel(runId), isBoolean);
   }
   restore(...args: Parameters<PythonWorkerApi["restore"]>) {
-    return checked("restore", this.remote.restore(...args), isRestoreReport);
+    return this.checked("restore", this.remote.restore(...args), isRestoreReport);
   }
   imports(code: string) {
-    return checked("imports", this.remote.imports(code), isImportReport);
+    return this.checked("imports", this.remote.imports(code), isImportReport);
   }
   listFiles() {
-    return checked("listFiles", this.remote.listFiles(), isFileList);
+    return this.checked("listFiles", this.remote.listFiles(), isFileList);
   }
   readFile(path: string) {
-    return checked("readFile", this.remote.readFile(path), isBytes);
+    return this.checked("readFile", this.remote.readFile(path), isBytes);
   }
   async writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
     const payload =
       typeof data === "string" ? data : data instanceof Blob ? await this.portable(data) : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
-    await this.remote.writeFile(path, payload, append);
+    await Promise.race([this.remote.writeFile(path, payload, append), this.gone]);
   }
   async deleteFile(path: string): Promise<void> {
-    await this.remote.deleteFile(path);
+    await Promise.race([this.remote.deleteFile(path), this.gone]);
   }
   release(): void {
     this.remote[Comlink.releaseProxy]();
@@ -146,8 +150,6 @@ export class WorkerHandle {
     const events = new MessageChannel();
     const fetches = new MessageChannel();
     const control = new MessageChannel();
-    this.api = new WorkerApi(Comlink.wrap<PythonWorkerApi>(rpc.port1));
-    this.control = control.port1;
     this.gone = new Promise<never>((_, reject) => {
       this.end = (reason) => {
         this.ended = true;
@@ -155,6 +157,8 @@ export class WorkerHandle {
       };
     });
     this.gone.catch(() => undefined);
+    this.api = new WorkerApi(Comlink.wrap<PythonWorkerApi>(rpc.port1), this.gone);
+    this.control = control.port1;
 
     events.port1.onmessage = (message: MessageEvent<unknown>) => {
       if (isWorkerEvent(message.data)) this.onEvent(message.data);
@@ -188,6 +192,8 @@ export class WorkerHandle {
 
     this.host = hostFrame(config.network);
     this.host.count(+1);
+    // Its frame's process died: so did this worker.
+    this.host.lost.catch((error: unknown) => this.fail(error));
     this.host.launcher
       .then((launcher) => {
         if (this.ended) return;

@@ -7,7 +7,9 @@ import type {
   FetchRequest,
   FileInfo,
   HostReport,
+  HostAsk,
   HostFiles,
+  HostHere,
   HostLaunch,
   HostPrepare,
   HostPrepared,
@@ -167,6 +169,15 @@ export function isHostPrepare(value: unknown): value is HostPrepare {
 
 export function isHostPrepared(value: unknown): value is HostPrepared {
   return hasShape(value, { kilnPrepared: (tag) => tag === 1 });
+}
+
+/** The host frame's side: the page asks whether the frame is still there. */
+export function isHostAsk(value: unknown): value is HostAsk {
+  return hasShape(value, { kilnAsk: (tag) => tag === 1 });
+}
+
+export function isHostHere(value: unknown): value is HostHere {
+  return hasShape(value, { kilnHere: (tag) => tag === 1 });
 }
 
 /** The host frame's side: the files every start reads, to keep for the next workers. */
