@@ -3,17 +3,18 @@
  * its process can die under its workers: hostile Python can fill a worker's JavaScript heap
  * through `js` (V8 then ends the whole process), and a crash does the same. The page gets no
  * event for it, and every answer it waits for from the frame or its workers would never come:
- * a run would read "Running…" forever, a Stop would never be answered. So the page asks a frame
- * that has workers, and a frame that has answered before and then stops answering is gone.
+ * a run would read "Running…" for ever, a Stop would never be answered. So the page asks each
+ * frame, and a frame that has answered before and then stops answering is gone.
  */
 
-/** How often a frame with workers is asked. */
+/** How often a frame is asked. */
 export const FRAME_PING_MS = 1000;
 /**
  * How long a frame that has answered before may leave the page's questions unanswered. Its
  * thread only relays (Python runs in the workers), so it answers within milliseconds even on a
- * machine whose cores are all busy. Only time in which the page's own timer ran on time counts:
- * a page that was itself held up (a busy machine, a background tab) could not have heard.
+ * machine whose cores are all busy. A tick of the page's own timer that came late (the page was
+ * held up: a busy machine, a throttled background tab) counts as {@link FRAME_PING_MS} twice at
+ * most, so a page held up for a while does not give up a frame it could not hear.
  */
 export const FRAME_SILENCE_MS = 4000;
 
@@ -25,11 +26,12 @@ export interface FrameWatch {
 }
 
 /**
- * Calls `ask()` every {@link FRAME_PING_MS} while `busy()` (the frame has workers), and `lost()`
- * once, when the frame has left {@link FRAME_SILENCE_MS} of questions unanswered since it last
- * answered. A frame that has never answered is not judged here: its start has a deadline of its own.
+ * Calls `ask()` every {@link FRAME_PING_MS}, and `lost()` once, when the frame has left
+ * {@link FRAME_SILENCE_MS} of questions unanswered since it last answered. A frame that has
+ * never answered is not judged here: its start has a deadline of its own. An idle frame is asked
+ * too (a message a second): one that died is then not handed the next worker.
  */
-export function watchFrame(ask: () => void, busy: () => boolean, lost: () => void): FrameWatch {
+export function watchFrame(ask: () => void, lost: () => void): FrameWatch {
   let answeredOnce = false;
   let asked = false;
   let silence = 0;
@@ -39,11 +41,6 @@ export function watchFrame(ask: () => void, busy: () => boolean, lost: () => voi
     // A tick that came late counts as at most two: the page itself was held up.
     const elapsed = Math.min(now - last, 2 * FRAME_PING_MS);
     last = now;
-    if (!busy()) {
-      asked = false;
-      silence = 0;
-      return;
-    }
     if (asked && answeredOnce) silence += elapsed;
     if (silence >= FRAME_SILENCE_MS) {
       clearInterval(timer);

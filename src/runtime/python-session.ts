@@ -75,6 +75,8 @@ export class PythonSession {
   /** Workers lost since the last run that ended well: state that kills every worker is not brought back again. */
   private lossesInRow = 0;
   private disposed = false;
+  /** The last worker that died while idle, and its replacement's restore (which never fails). */
+  private recovering: { from: WorkerHandle; report: Promise<RestoreReport> } | undefined;
   /** Runs on every new worker before it takes any call (puts the person's files back). */
   private workerSetup: ((api: WorkerHandle["api"]) => Promise<void>) | undefined;
   /** Each worker's start-up, setup included. */
@@ -117,7 +119,11 @@ export class PythonSession {
 
   private async prepare(worker: WorkerHandle): Promise<RuntimeInfo> {
     const info = await worker.ready;
-    await this.workerSetup?.(worker.api).catch((error: unknown) => console.error("Worker setup failed.", error));
+    await this.workerSetup?.(worker.api).catch((error: unknown) => {
+      if (worker.alive) console.error("Worker setup failed.", error);
+    });
+    // Ended during its setup: not ready, whatever the setup did.
+    if (!worker.alive) await worker.gone;
     return info;
   }
 
@@ -182,7 +188,14 @@ export class PythonSession {
     const next = this.queue.then(async () => {
       await this.ready;
       this.snapshot = snapshot;
-      return this.current.api.restore(snapshot);
+      const worker = this.current;
+      try {
+        return await worker.api.restore(snapshot);
+      } catch (error) {
+        // Its worker went away meanwhile: the replacement restores this state, and says what came back.
+        if (this.recovering?.from !== worker) throw error;
+        return this.recovering.report;
+      }
     });
     this.queue = next.catch(() => undefined);
     return next;
@@ -269,7 +282,7 @@ export class PythonSession {
     worker.gone.catch(() => {
       if (this.current !== worker || this.active || this.disposed) return;
       this.lossesInRow += 1;
-      void this.recover();
+      this.recovering = { from: worker, report: this.recover() };
     });
     return worker;
   }

@@ -59,9 +59,12 @@ export class WorkerApi {
     private readonly gone: Promise<never>,
   ) {}
 
-  /** `reply` when `guard` accepts it; otherwise the call fails (and the reply is logged). */
-  private async checked<T>(what: string, reply: Promise<unknown>, guard: (value: unknown) => value is T): Promise<T> {
-    const value = await Promise.race([reply, this.gone]);
+  /** Set once the worker has ended: a call then fails at once, with the reason it ended. */
+  private released = false;
+
+  /** The reply to `call()` (or why the worker ended) when `guard` accepts it; otherwise the call fails (and the reply is logged). */
+  private async checked<T>(what: string, call: () => Promise<unknown>, guard: (value: unknown) => value is T): Promise<T> {
+    const value = await this.answer(call);
     if (guard(value)) return value;
     dropped(`reply to ${what}`, value);
     throw new Error(`The Python worker sent a malformed reply to ${what}.`);
@@ -70,7 +73,7 @@ export class WorkerApi {
   readsBlobs(): Promise<boolean> {
     this.blobs ??= blobsReachWorkers
       ? Promise.resolve(true)
-      : this.checked("readsBlob", this.remote.readsBlob(new Blob([BLOB_PROBE]), BLOB_PROBE), isBoolean)
+      : this.checked("readsBlob", () => this.remote.readsBlob(new Blob([BLOB_PROBE]), BLOB_PROBE), isBoolean)
           .catch(() => false)
           .then((whole) => {
             if (whole) blobsReachWorkers = true;
@@ -87,36 +90,42 @@ export class WorkerApi {
   }
 
   init(options: WorkerInit) {
-    return this.checked("init", this.remote.init(options), isRuntimeInfo);
+    return this.checked("init", () => this.remote.init(options), isRuntimeInfo);
   }
   run(...args: Parameters<PythonWorkerApi["run"]>) {
-    return this.checked("run", this.remote.run(...args), isWorkerRunOutcome);
+    return this.checked("run", () => this.remote.run(...args), isWorkerRunOutcome);
   }
   cancel(runId: number) {
-    return this.checked("cancel", this.remote.cancel(runId), isBoolean);
+    return this.checked("cancel", () => this.remote.cancel(runId), isBoolean);
   }
   restore(...args: Parameters<PythonWorkerApi["restore"]>) {
-    return this.checked("restore", this.remote.restore(...args), isRestoreReport);
+    return this.checked("restore", () => this.remote.restore(...args), isRestoreReport);
   }
   imports(code: string) {
-    return this.checked("imports", this.remote.imports(code), isImportReport);
+    return this.checked("imports", () => this.remote.imports(code), isImportReport);
   }
   listFiles() {
-    return this.checked("listFiles", this.remote.listFiles(), isFileList);
+    return this.checked("listFiles", () => this.remote.listFiles(), isFileList);
   }
   readFile(path: string) {
-    return this.checked("readFile", this.remote.readFile(path), isBytes);
+    return this.checked("readFile", () => this.remote.readFile(path), isBytes);
   }
   async writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
     const payload =
       typeof data === "string" ? data : data instanceof Blob ? await this.portable(data) : Comlink.transfer(data, [data.buffer as ArrayBuffer]);
-    await Promise.race([this.remote.writeFile(path, payload, append), this.gone]);
+    await this.answer(() => this.remote.writeFile(path, payload, append));
   }
   async deleteFile(path: string): Promise<void> {
-    await Promise.race([this.remote.deleteFile(path), this.gone]);
+    await this.answer(() => this.remote.deleteFile(path));
   }
   release(): void {
+    this.released = true;
     this.remote[Comlink.releaseProxy]();
+  }
+
+  /** `call()`'s answer, or the reason the worker ended first (a call to a released proxy never goes out). */
+  private answer(call: () => Promise<unknown>): Promise<unknown> {
+    return this.released ? this.gone : Promise.race([call(), this.gone]);
   }
 }
 
@@ -173,6 +182,8 @@ export class WorkerHandle {
         forgetHostFrame(this.host);
         reject(new Error("The Python sandbox frame did not start."));
       }, HOST_START_TIMEOUT_MS);
+      // A worker ended before its frame started it says nothing about the frame.
+      this.gone.catch(() => clearTimeout(timer));
       this.control.onmessage = (message: MessageEvent<unknown>) => {
         const report = message.data;
         if (!isHostReport(report)) return dropped("report", report);

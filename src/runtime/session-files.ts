@@ -65,21 +65,26 @@ export class SessionFiles {
         // Saved and put into Python at once: the worker reads the file itself.
         const progress = `Uploading ${path} (${formatBytes(file.size)})…`;
         this.publish({ progress });
-        const written = this.session.writeFile(path, file);
+        // Settles to the failure, if any: a worker that goes away meanwhile gets the file below.
+        const written = this.session.writeFile(path, file).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
         try {
           await storeFile({ scope: this.scope, path, data: file, size: file.size, modifiedAt: file.lastModified || Date.now() });
         } catch (error) {
           problems.push(error instanceof Error ? error.message : String(error));
           // Not kept, so not left in Python either: the saved file of that name, if any, goes back.
           const previous = await getStoredFile(this.scope, path).catch(() => undefined);
-          await written
-            .then(() => (previous ? this.session.writeFile(path, previous.data) : this.session.deleteFile(path)))
-            .catch(() => undefined);
+          if ((await written) === undefined)
+            await (previous ? this.session.writeFile(path, previous.data) : this.session.deleteFile(path)).catch(() => undefined);
           continue;
         }
         // Listed as soon as it is saved, even while Python is still starting.
         await this.refresh(problems.join(" "), progress);
-        await written;
+        // Written again into the worker that is there now: one that replaced the first takes it (a
+        // failure of Python's own fails again, and is reported).
+        if ((await written) !== undefined) await this.session.writeFile(path, file);
         added.add(path);
       }
       // Known as they are now, so the next sync does not read them back.
