@@ -1,6 +1,7 @@
 import type { OutputItem } from "../model/output";
 import { runInBrowser } from "../execution/backend";
-import { PythonSession, type SessionConfig, type SessionState } from "../runtime/python-session";
+import { PythonSession, type SessionState } from "../runtime/python-session";
+import type { SessionConfig } from "../runtime/session-config";
 import { RunOwner } from "../runtime/run-owner";
 import type { HostLink } from "./host-link";
 import type { EmbedOptions, HostMessage, RunId } from "./protocol";

@@ -105,17 +105,16 @@ export function hostFrame(network: boolean): HostFrame {
     const start: HostStart = { kilnHost: 1, hostSource, source: `${COMPILE_EVERY_FUNCTION}\n${source}`, network, launcher: port2 };
     // The frame's origin is opaque, so "*": it is our own frame, just created.
     element.contentWindow?.postMessage(start, "*", [port2]);
-    // Until it is removed (a frame forgotten before now has been, or will be once its workers end).
-    const watch =
-      !host.forgotten || host.workers > 0
-        ? watchFrame(
-            () => port1.postMessage({ kilnAsk: 1 } satisfies HostAsk),
-            () => {
-              forgetHostFrame(host);
-              lose(new Error(FRAME_LOST));
-            },
-          )
-        : undefined;
+    // Until it is removed (a frame forgotten before now may have been already).
+    const watch = element.isConnected
+      ? watchFrame(
+          () => port1.postMessage({ kilnAsk: 1 } satisfies HostAsk),
+          () => {
+            forgetHostFrame(host);
+            lose(new Error(FRAME_LOST));
+          },
+        )
+      : undefined;
     host.stopWatching = () => watch?.stop();
     port1.onmessage = (event: MessageEvent<unknown>) => {
       if (isHostHere(event.data)) watch?.heard();

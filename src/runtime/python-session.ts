@@ -8,24 +8,11 @@ import type {
   WorkerEvent,
   WorkerRunOutcome,
 } from "../../workers/python-api";
-import type { WorkerConfig, WorkerHandle } from "./python-worker";
+import type { WorkerHandle } from "./python-worker";
+import type { SessionConfig } from "./session-config";
 import { takeWorker, warmSpare, warmSpareLater } from "./spares";
 import { emptySnapshot, merged } from "./session-state";
 import { watchStop, type StoppedRun } from "./stop-watch";
-
-export interface SessionConfig extends WorkerConfig {
-  /** Per-run output cap in bytes. */
-  outputLimitBytes: number;
-  /** Per-run deadline in milliseconds; 0 disables it. */
-  timeoutMs: number;
-  /** Whether `input()` may ask the person. */
-  allowInput: boolean;
-  /**
-   * When to load the warm spare: as soon as Python is ready (default), or only once the
-   * session's first run starts (pages with several sessions that may never run).
-   */
-  spare?: "eager" | "on-first-run";
-}
 
 /** After a replacement, the next spare waits this long, so the restore and the next run go first. */
 const SPARE_AFTER_RECOVERY_MS = 250;
@@ -140,17 +127,25 @@ export class PythonSession {
   configure(config: SessionConfig): void {
     const networkChanged = config.network !== this.config.network;
     this.config = config;
-    if (networkChanged && !this.disposed) {
-      const next = this.queue.then(() => this.recover("Switching Python's network access…"));
-      this.queue = next.catch(() => undefined);
-    }
+    if (networkChanged && !this.disposed) void this.enqueue(() => this.recover("Switching Python's network access…"));
   }
 
   /** Run code after any run already queued. */
   run(code: string, handlers: RunHandlers = {}): Promise<RunResult> {
-    const next = this.queue.then(() => this.execute(code, handlers));
+    return this.enqueue(() => this.execute(code, handlers));
+  }
+
+  /** `task` after everything already queued (runs, restores, writes); a failure holds up nothing after it. */
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(task);
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /** `call` on the current worker, once it is ready. */
+  private async whenCurrentReady<T>(call: (api: WorkerHandle["api"]) => Promise<T>): Promise<T> {
+    await this.ready;
+    return call(this.current.api);
   }
 
   /**
@@ -185,7 +180,7 @@ export class PythonSession {
 
   /** Bring back state saved earlier (after a reload). Returns which names came back. */
   restoreState(snapshot: SessionSnapshot): Promise<RestoreReport> {
-    const next = this.queue.then(async () => {
+    return this.enqueue(async () => {
       await this.ready;
       this.snapshot = snapshot;
       const worker = this.current;
@@ -197,24 +192,19 @@ export class PythonSession {
         return this.recovering.report;
       }
     });
-    this.queue = next.catch(() => undefined);
-    return next;
   }
 
   /** What `code` imports and which of those this interpreter has (nothing is run). */
-  async imports(code: string): Promise<ImportReport> {
-    await this.ready;
-    return this.current.api.imports(code);
+  imports(code: string): Promise<ImportReport> {
+    return this.whenCurrentReady((api) => api.imports(code));
   }
 
-  async listFiles(): Promise<FileInfo[]> {
-    await this.ready;
-    return this.current.api.listFiles();
+  listFiles(): Promise<FileInfo[]> {
+    return this.whenCurrentReady((api) => api.listFiles());
   }
 
-  async readFile(path: string): Promise<Uint8Array> {
-    await this.ready;
-    return this.current.api.readFile(path);
+  readFile(path: string): Promise<Uint8Array> {
+    return this.whenCurrentReady((api) => api.readFile(path));
   }
 
   /**
@@ -222,17 +212,11 @@ export class PythonSession {
    * queued. A relative path is in the working directory.
    */
   writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
-    const next = this.queue.then(async () => {
-      await this.ready;
-      await this.current.api.writeFile(path, data, append);
-    });
-    this.queue = next.catch(() => undefined);
-    return next;
+    return this.enqueue(() => this.whenCurrentReady((api) => api.writeFile(path, data, append)));
   }
 
-  async deleteFile(path: string): Promise<void> {
-    await this.ready;
-    await this.current.api.deleteFile(path);
+  deleteFile(path: string): Promise<void> {
+    return this.whenCurrentReady((api) => api.deleteFile(path));
   }
 
   /** Give the person's answer to a waiting `input()`; null cancels it. */

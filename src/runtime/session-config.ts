@@ -1,5 +1,20 @@
 import type { Settings } from "../storage/settings";
-import type { SessionConfig } from "./python-session";
+import type { WorkerConfig } from "./python-worker";
+
+/** What a Python session is started with: its worker's configuration, and the rules of its runs. */
+export interface SessionConfig extends WorkerConfig {
+  /** Per-run output cap in bytes. */
+  outputLimitBytes: number;
+  /** Per-run deadline in milliseconds; 0 disables it. */
+  timeoutMs: number;
+  /** Whether `input()` may ask the person. */
+  allowInput: boolean;
+  /**
+   * When to load the warm spare: as soon as Python is ready (default), or only once the
+   * session's first run starts (pages with several sessions that may never run).
+   */
+  spare?: "eager" | "on-first-run";
+}
 
 /** The session configuration that follows from the person's settings. */
 export function sessionConfig(

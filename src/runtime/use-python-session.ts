@@ -1,5 +1,6 @@
 import { useEffect, useSyncExternalStore } from "react";
-import { PythonSession, type SessionConfig, type SessionState } from "./python-session";
+import { PythonSession, type SessionState } from "./python-session";
+import type { SessionConfig } from "./session-config";
 
 const NOT_STARTED: SessionState = { kind: "loading", message: "Starting Python…" };
 
