@@ -1,5 +1,5 @@
 /// <reference types="vitest/config" />
-import { defineConfig } from "vite";
+import { defineConfig, type Plugin } from "vite";
 import react from "@vitejs/plugin-react";
 import { pyodideCore } from "./vite/pyodide-core.ts";
 import { securityHeaders } from "./vite/headers.ts";
@@ -36,6 +36,9 @@ export default defineConfig(({ mode }) => ({
         globPatterns: ["**/*.{html,js,mjs,css,svg,png,json,wasm,zip,webmanifest}"],
         // Pyodide's WebAssembly and standard library are the big ones (about 10 MB together).
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
+        // The plugin asks for the service worker in one file with Rollup's name for it, which
+        // Rolldown deprecates: the same, by Rolldown's.
+        buildPlugins: { vite: [serviceWorkerInOneFile()] },
       },
       devOptions: { enabled: false },
     }),
@@ -80,3 +83,16 @@ export default defineConfig(({ mode }) => ({
     allowOnly: false,
   },
 }));
+
+/** Rolldown's `codeSplitting: false` in place of the deprecated `inlineDynamicImports: true`. */
+function serviceWorkerInOneFile(): Plugin {
+  return {
+    name: "kiln-service-worker-in-one-file",
+    config(config) {
+      const output = config.build?.rollupOptions?.output;
+      if (!output || Array.isArray(output) || !output.inlineDynamicImports) return;
+      delete output.inlineDynamicImports;
+      Object.assign(output, { codeSplitting: false });
+    },
+  };
+}
