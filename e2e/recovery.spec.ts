@@ -284,3 +284,72 @@ async function setSavedCode(page: Page, code: string): Promise<void> {
   await editor(page).fill(code);
   await expect.poll(() => storedCode(page)).toBe(code);
 }
+
+test("a worker that an earlier cell silenced holds up nothing: Stop ends the waiting run, and the worker is replaced with the variables", async ({
+  page,
+}) => {
+  await openPlayground(page);
+  await run(page, "silenced_kept = 41");
+  // The cell ends well; 300 ms later its worker closes itself, and answers nothing from then on.
+  await run(page, "import js\njs.setTimeout(js.close, 300)");
+  await page.waitForTimeout(1000);
+  const finished = await startRun(page, "print(silenced_kept + 1)");
+  // The attack ran: the next run gets no answer.
+  await page.waitForTimeout(2000);
+  await expect(page.getByRole("status")).toContainText("Running");
+  await expect(output(page)).not.toContainText("42");
+  await page.getByRole("button", { name: "Stop" }).click();
+  await finished(5_000);
+  await expect(output(page)).toContainText("Stopped before it started.");
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 30_000 });
+  await expectValue(page, "silenced_kept + 1", "42");
+});
+
+test("a value that never finishes unpickling is let go after the deadline: the restore ends, and is not held up by it again", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/harness.html");
+  await page.waitForFunction(() => Boolean(window.kiln));
+  const outcome = await page.evaluate(async () => {
+    const config = { ...window.kiln.defaultConfig, timeoutMs: 3000 };
+    const first = new window.kiln.PythonSession(config);
+    await first.ready;
+    const planted = await first.run(`
+class Stuck:
+    def __reduce__(self):
+        return (exec, ("while True: pass",))
+stuck = Stuck()
+kept = [1, 2, 3]`);
+    const saved = first.savedState;
+    first.dispose();
+    // A new session, as after a reload, brings the saved state back.
+    const second = new window.kiln.PythonSession(config);
+    await second.ready;
+    const started = performance.now();
+    const report = await second.restoreState(saved);
+    const restoreMs = performance.now() - started;
+    const after = await second.run("(kept, 'stuck' in globals())");
+    const names = second.savedState.names;
+    second.dispose();
+    return { planted: planted.status, savedNames: saved.names, report, restoreMs, after: after.value?.["text/plain"], names };
+  });
+  expect(outcome.planted).toBe("ok");
+  expect(outcome.savedNames).toEqual(expect.arrayContaining(["kept", "stuck"]));
+  // The attack ran: unpickling `stuck` looped until the deadline's interrupt ended it.
+  expect(outcome.restoreMs).toBeGreaterThan(2900);
+  expect(outcome.report).toEqual({ kept: expect.arrayContaining(["Stuck", "kept"]), lost: ["stuck"] });
+  expect(outcome.after).toBe("([1, 2, 3], False)");
+  // What a reload would bring back next no longer holds it.
+  expect(outcome.names).not.toContain("stuck");
+});
+
+test("Restart during a run ends it, and says the variables are cleared", async ({ playground: page }) => {
+  await run(page, "cleared_by_restart = 1");
+  const finished = await startRun(page, 'print("cell started")\n__import__("time").sleep(0)\n__import__("time").sleep(60)');
+  await expect(output(page)).toContainText("cell started");
+  await page.getByRole("button", { name: "Restart" }).click();
+  await finished();
+  await expect(output(page)).toContainText("Python was restarted: its variables are cleared.");
+  await expect(output(page)).not.toContainText("Variables are kept");
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expectValue(page, "'cleared_by_restart' in globals()", "False");
+});

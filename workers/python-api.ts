@@ -37,6 +37,10 @@ export interface RunResult {
   truncatedBytes?: number;
   durationMs: number;
   restored?: RestoreReport;
+  /** Set by the page: stopped while it waited its turn, so none of it ran. */
+  notStarted?: boolean;
+  /** Set by the page: ended by a Restart, which cleared the variables. */
+  restarted?: boolean;
 }
 
 export type StreamName = "stdout" | "stderr";

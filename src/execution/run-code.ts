@@ -1,5 +1,5 @@
 import type { WorkerEvent } from "../../workers/python-api";
-import type { PythonSession } from "../runtime/python-session";
+import { stoppedBeforeStart, type PythonSession } from "../runtime/python-session";
 import { browserBackend, type ExecutionBackend, type RunOutcome } from "./backend";
 import { route, routeAfterBrowserError, type Backend, type Route } from "./route";
 
@@ -34,10 +34,7 @@ export async function runCode(code: string, options: RunCodeOptions): Promise<Ru
   const { session, sandbox } = options;
   const started = performance.now();
   // Stop pressed while Python was still starting, or the imports were read: the run never starts.
-  const stoppedEarly = (): RunOutcome | undefined =>
-    options.signal.aborted
-      ? { status: "interrupted", error: { ename: "KeyboardInterrupt", evalue: "Stopped before it started.", traceback: "" }, durationMs: performance.now() - started }
-      : undefined;
+  const stoppedEarly = (): RunOutcome | undefined => (options.signal.aborted ? stoppedBeforeStart(started) : undefined);
   const elsewhere = (reason: string) => sandbox!.backend.run(code, { ...options, reason });
   if (options.forceSandbox) {
     if (!sandbox) return unavailableResult({ where: "unavailable", reason: options.noSandbox, modules: [] });
@@ -52,7 +49,9 @@ export async function runCode(code: string, options: RunCodeOptions): Promise<Ru
   let decision: Route = { where: "browser" };
   if (options.backend !== "browser") {
     const info = await session.ready;
-    decision = route({ ...where, imports: await session.imports(code), lockImports: new Set(info.lockImports) });
+    // A worker that did not answer was replaced meanwhile: the run is routed as code that imports nothing.
+    const imports = await session.imports(code, options.signal).catch(() => ({ imports: [], available: [] }));
+    decision = route({ ...where, imports, lockImports: new Set(info.lockImports) });
   }
   const early = stoppedEarly();
   if (early) return early;

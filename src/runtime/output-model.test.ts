@@ -67,6 +67,14 @@ describe("applyResult", () => {
       statusLine({ status: "crashed", durationMs: 1, restored: { kept: ["a", "b"], lost: ["gen"] } }),
     ).toMatch(/Variables restored: a, b\. Lost: gen\./);
   });
+
+  it("says when a run never started, and when a Restart cleared its variables", () => {
+    const stop = { ename: "KeyboardInterrupt", evalue: "Stopped before it started.", traceback: "" };
+    expect(statusLine({ status: "interrupted", error: stop, durationMs: 4100, notStarted: true })).toBe("Stopped before it started.");
+    expect(statusLine({ status: "interrupted", error: stop, durationMs: 2000, restarted: true })).toBe(
+      "Interrupted after 2 s. Python was restarted: its variables are cleared.",
+    );
+  });
 });
 
 describe("formatting", () => {

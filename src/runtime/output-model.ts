@@ -97,7 +97,9 @@ export function statusLine(result: RunOutcome): string | undefined {
       return result.exitCode !== undefined ? `Exited with code ${result.exitCode}.` : undefined;
     case "interrupted":
     case "timeout": {
+      if (result.notStarted) return "Stopped before it started.";
       const what = result.status === "timeout" ? "Timed out" : "Interrupted";
+      if (result.restarted) return `${what} after ${formatDuration(result.durationMs)}. Python was restarted: its variables are cleared.`;
       if (result.ranOn) return `${what} after ${formatDuration(result.durationMs)}.`;
       const how = restored ? " Python did not stop, so it was restarted." : " Variables are kept.";
       return `${what} after ${formatDuration(result.durationMs)}.${how}${restored}`;

@@ -11,8 +11,9 @@ import type {
 import type { WorkerHandle } from "./python-worker";
 import type { SessionConfig } from "./session-config";
 import { takeWorker, warmSpare, warmSpareLater } from "./spares";
-import { emptySnapshot, merged } from "./session-state";
+import { emptySnapshot, merged, withoutNames } from "./session-state";
 import { watchStop, type StoppedRun } from "./stop-watch";
+import { watchCall } from "./call-watch";
 
 /** After a replacement, the next spare waits this long, so the restore and the next run go first. */
 const SPARE_AFTER_RECOVERY_MS = 250;
@@ -20,6 +21,13 @@ const SPARE_AFTER_RECOVERY_MS = 250;
 const MAX_LOSSES_BEFORE_RESET = 2;
 /** Room for displays (figures, tables) on top of the text cap, per run. */
 const MAX_DISPLAY_CHARS = 256 << 20;
+/**
+ * How long a call other than a run (see call-watch.ts) may go unanswered, at most: the run
+ * deadline, when that is shorter.
+ */
+const CALL_LIMIT_MS = 60_000;
+/** Reading a cell's imports takes milliseconds: a worker silent this long is stuck. */
+const IMPORTS_LIMIT_MS = 10_000;
 
 /** One owner for the session's state, so the status line and errors cannot drift apart. */
 export type SessionState =
@@ -38,6 +46,8 @@ export interface RunHandlers {
 
 interface ActiveRun extends StoppedRun {
   id: number;
+  /** A Restart ended it: its variables are gone, whatever Python answers. */
+  restarted?: boolean;
   handlers: RunHandlers;
   /** Called on the worker's "done" event: every event of the run has arrived. */
   drained: () => void;
@@ -130,9 +140,26 @@ export class PythonSession {
     if (networkChanged && !this.disposed) void this.enqueue(() => this.recover("Switching Python's network access…"));
   }
 
-  /** Run code after any run already queued. */
+  /**
+   * Run code after any run already queued. A Stop while it waits its turn ends it at once
+   * ("Stopped before it started"): it does not wait for what is ahead of it.
+   */
   run(code: string, handlers: RunHandlers = {}): Promise<RunResult> {
-    return this.enqueue(() => this.execute(code, handlers));
+    let started = false;
+    const result = this.enqueue(() => {
+      started = true;
+      return this.execute(code, handlers);
+    });
+    const signal = handlers.signal;
+    if (!signal) return result;
+    const queued = performance.now();
+    return new Promise<RunResult>((resolve, reject) => {
+      const stopWaiting = () => {
+        if (!started) resolve(stoppedBeforeStart(queued));
+      };
+      signal.addEventListener("abort", stopWaiting, { once: true });
+      result.then(resolve, reject).finally(() => signal.removeEventListener("abort", stopWaiting));
+    });
   }
 
   /** `task` after everything already queued (runs, restores, writes); a failure holds up nothing after it. */
@@ -142,10 +169,17 @@ export class PythonSession {
     return next;
   }
 
-  /** `call` on the current worker, once it is ready. */
-  private async whenCurrentReady<T>(call: (api: WorkerHandle["api"]) => Promise<T>): Promise<T> {
+  /** `call` on the current worker, once it is ready, watched by {@link answered}. */
+  private async whenCurrentReady<T>(call: (api: WorkerHandle["api"]) => Promise<T>, what: string, limitMs = CALL_LIMIT_MS, signal?: AbortSignal): Promise<T> {
     await this.ready;
-    return call(this.current.api);
+    const worker = this.current;
+    return (await this.answered(worker, what, call(worker.api), limitMs, signal)).value;
+  }
+
+  /** `call` to `worker`, watched (see {@link watchCall}) against the shorter of `limitMs` and the run deadline. */
+  private answered<T>(worker: WorkerHandle, what: string, call: Promise<T>, limitMs: number, signal?: AbortSignal) {
+    const runOn = () => this.active !== undefined && this.current === worker;
+    return watchCall(worker, call, { limitMs: Math.min(limitMs, this.config.timeoutMs || limitMs), what, runOn, signal });
   }
 
   /**
@@ -185,7 +219,7 @@ export class PythonSession {
       this.snapshot = snapshot;
       const worker = this.current;
       try {
-        return await worker.api.restore(snapshot);
+        return await this.restoreInto(worker);
       } catch (error) {
         // Its worker went away meanwhile: the replacement restores this state, and says what came back.
         if (this.recovering?.from !== worker) throw error;
@@ -194,17 +228,32 @@ export class PythonSession {
     });
   }
 
-  /** What `code` imports and which of those this interpreter has (nothing is run). */
-  imports(code: string): Promise<ImportReport> {
-    return this.whenCurrentReady((api) => api.imports(code));
+  /**
+   * The saved state, brought back into `worker`. Values whose restore Python had to be
+   * interrupted in (unpickling them never ended) are let go: kept, they would hold up every
+   * later start the same way.
+   */
+  private async restoreInto(worker: WorkerHandle): Promise<RestoreReport> {
+    const snapshot = this.snapshot;
+    const { value: report, interrupted } = await this.answered(worker, "bringing your variables back", worker.api.restore(snapshot), CALL_LIMIT_MS);
+    if (interrupted && this.snapshot === snapshot) this.snapshot = withoutNames(snapshot, report.lost);
+    return report;
+  }
+
+  /**
+   * What `code` imports and which of those this interpreter has (nothing is run). A Stop
+   * (`signal`) while the worker has not answered ends the wait as a silence does.
+   */
+  imports(code: string, signal?: AbortSignal): Promise<ImportReport> {
+    return this.whenCurrentReady((api) => api.imports(code), "reading a cell's imports", IMPORTS_LIMIT_MS, signal);
   }
 
   listFiles(): Promise<FileInfo[]> {
-    return this.whenCurrentReady((api) => api.listFiles());
+    return this.whenCurrentReady((api) => api.listFiles(), "listing its files");
   }
 
   readFile(path: string): Promise<Uint8Array> {
-    return this.whenCurrentReady((api) => api.readFile(path));
+    return this.whenCurrentReady((api) => api.readFile(path), "reading a file");
   }
 
   /**
@@ -212,11 +261,11 @@ export class PythonSession {
    * queued. A relative path is in the working directory.
    */
   writeFile(path: string, data: string | Uint8Array | Blob, append = false): Promise<void> {
-    return this.enqueue(() => this.whenCurrentReady((api) => api.writeFile(path, data, append)));
+    return this.enqueue(() => this.whenCurrentReady((api) => api.writeFile(path, data, append), "writing a file"));
   }
 
   deleteFile(path: string): Promise<void> {
-    return this.whenCurrentReady((api) => api.deleteFile(path));
+    return this.whenCurrentReady((api) => api.deleteFile(path), "deleting a file");
   }
 
   /** Give the person's answer to a waiting `input()`; null cancels it. */
@@ -226,6 +275,7 @@ export class PythonSession {
 
   /** A fresh interpreter (a warm spare when there is one): every variable is gone. */
   async restart(): Promise<RuntimeInfo> {
+    if (this.active) this.active.restarted = true;
     this.interrupt();
     this.snapshot = emptySnapshot();
     this.swap("Restarting Python…");
@@ -288,14 +338,16 @@ export class PythonSession {
    */
   private async recover(message = "Python stopped; restoring your variables…"): Promise<RestoreReport> {
     if (this.lossesInRow >= MAX_LOSSES_BEFORE_RESET) return this.startAfresh();
+    const names = [...this.snapshot.names].sort();
     const worker = this.swap(message, "later");
     try {
       await this.whenReady(worker);
-      const report = await worker.api.restore(this.snapshot);
+      const report = await this.restoreInto(worker);
       if (this.current === worker && !this.active) this.setState({ kind: "ready", info: await worker.ready });
       return report;
     } catch {
-      return this.current === worker && !this.disposed ? this.startAfresh() : { kept: [], lost: [...this.snapshot.names].sort() };
+      // (Its replacement may have let the state go already: what this restore lost is still all of it.)
+      return this.current === worker && !this.disposed ? this.startAfresh() : { kept: [], lost: names };
     } finally {
       // The next spare shares the processor with the restore and the run that follows it: it waits.
       warmSpareLater(this.config, SPARE_AFTER_RECOVERY_MS, () => this.wantsSpare());
@@ -344,10 +396,7 @@ export class PythonSession {
         durationMs: performance.now() - started,
       };
     }
-    if (handlers.signal?.aborted) {
-      const evalue = "Stopped before it started.";
-      return { status: "interrupted", error: { ename: "KeyboardInterrupt", evalue, traceback: "" }, durationMs: performance.now() - started };
-    }
+    if (handlers.signal?.aborted) return stoppedBeforeStart(started);
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
@@ -378,9 +427,10 @@ export class PythonSession {
       const { result, capture } = outcome;
       if (capture) this.snapshot = merged(this.snapshot, capture);
       this.lossesInRow = 0;
-      if (result.status !== "interrupted") return result;
+      if (result.status !== "interrupted") return run.restarted ? { ...result, restarted: true } : result;
       // How long it ran as the page saw it: a run cut by a 2 s deadline never reads "after 1.9 s".
-      return { ...result, status: stopped(), durationMs: Math.max(result.durationMs, performance.now() - sent) };
+      const durationMs = Math.max(result.durationMs, performance.now() - sent);
+      return { ...result, status: stopped(), durationMs, ...(run.restarted && { restarted: true }) };
     } catch (error) {
       // The worker was replaced (hard stop) or died (out of memory, fatal error, exit).
       const status = run.stopReason ? stopped() : "crashed";
@@ -393,6 +443,7 @@ export class PythonSession {
         durationMs: performance.now() - started,
       };
       // After a Restart the new worker is already in place, with nothing to restore.
+      if (run.restarted) return { ...result, restarted: true };
       return this.current === worker ? { ...result, restored: await this.recover() } : result;
     } finally {
       handlers.signal?.removeEventListener("abort", stop);
@@ -412,6 +463,12 @@ export class PythonSession {
       }
     }
   }
+}
+
+/** A run stopped while it waited its turn (`since` it was asked for): none of it ran. */
+export function stoppedBeforeStart(since: number): RunResult {
+  const error = { ename: "KeyboardInterrupt", evalue: "Stopped before it started.", traceback: "" };
+  return { status: "interrupted", error, durationMs: performance.now() - since, notStarted: true };
 }
 
 function describe(error: unknown): string {

@@ -43,3 +43,11 @@ export function merged(previous: SessionSnapshot, capture: StateCapture): Sessio
   }
   return { cells, names, values, modules, counter };
 }
+
+/** `snapshot` without `names`: their values, and the modules bound to them, are let go. */
+export function withoutNames(snapshot: SessionSnapshot, names: string[]): SessionSnapshot {
+  if (!names.length) return snapshot;
+  const gone = new Set(names);
+  const keep = <T>(record: Record<string, T>) => Object.fromEntries(Object.entries(record).filter(([name]) => !gone.has(name)));
+  return { ...snapshot, names: snapshot.names.filter((name) => !gone.has(name)), values: keep(snapshot.values), modules: keep(snapshot.modules) };
+}

@@ -68,6 +68,8 @@ export function useConversation(
         if (!snapshot || !snapshot.names.length) return;
         setNotice("Bringing this conversation's Python variables back…");
         const report = await session.restoreState(snapshot);
+        // Values let go because their restore never ended: kept, they would hold up every reload.
+        if (session.savedState !== snapshot) void saveInterpreterState(id, session.savedState);
         if (cancelled) return;
         setNotice(
           `Python state restored: ${nameList(report.kept) || "nothing"}.` +

@@ -101,7 +101,9 @@ def restore_state(cells, names, values, modules, counter):
     global _counter
     _counter = max(_counter, int(counter))
     entries = values.items() if isinstance(values, dict) else ((entry[0], entry[1]) for entry in values)
-    return state.restore(_namespace, [tuple(cell) for cell in cells], list(names), entries, dict(modules))
+    # A value that never finishes unpickling: the page interrupts it, and it is reported lost.
+    with stop.interruptible():
+        return state.restore(_namespace, [tuple(cell) for cell in cells], list(names), entries, dict(modules))
 
 
 def _user_frames(tb):

@@ -7,13 +7,16 @@ page makes after the run. Here a SIGINT seen outside the person's code waits for
 run's cell has yet to finish: the page's hook sets the buffer again, to SIGUSR1's number, which
 is handled alike (and tells the page that Python has seen the Stop, so it is running, not stuck
 in C). Seen once the cell has finished, it is dropped (it came too late to stop anything).
-Without the page's hook it is ``KeyboardInterrupt`` wherever it lands.
+Without the page's hook it is ``KeyboardInterrupt`` wherever it lands; so it is in a call the
+page interrupts because Python has left it unanswered too long (``interruptible``: a restore,
+which unpickles values and so can run any code).
 
 While a cell waits in ``await``, the page is told so (the ``awaiting`` hook): a Stop ends it at
 its next step, or by the page cancelling its task, as soon as the worker has the processor; the
 page does not mistake a worker that a busy machine has not yet given a turn for one stuck in C.
 """
 
+import contextlib
 import signal
 import types
 
@@ -22,6 +25,8 @@ from .hooks import hooks
 CELL_PREFIX = "<cell-"
 # Between the start of a run and the end of its cell: a Stop seen elsewhere waits for the cell.
 _run_open = False
+# In a call that the page may interrupt: a SIGINT there is the page's, not a Stop come late.
+_interruptible = False
 
 
 def _in_cell(frame):
@@ -35,7 +40,7 @@ def _in_cell(frame):
 def _on_sigint(signum, frame):
     if hooks.stop_seen is not None:
         hooks.stop_seen()
-    if hooks.rearm_stop is None or _in_cell(frame):
+    if hooks.rearm_stop is None or _interruptible or _in_cell(frame):
         raise KeyboardInterrupt
     if _run_open:
         hooks.rearm_stop()
@@ -76,6 +81,17 @@ def _marked(coro):
 def run_started():
     global _run_open
     _run_open = True
+
+
+@contextlib.contextmanager
+def interruptible():
+    """A SIGINT during the block is ``KeyboardInterrupt``, wherever it lands."""
+    global _interruptible
+    _interruptible = True
+    try:
+        yield
+    finally:
+        _interruptible = False
 
 
 def cell_finished():
