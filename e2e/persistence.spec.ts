@@ -1,6 +1,7 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { editor, openPlayground, output, run } from "./support/playground";
+import { storedRecords } from "./support/stored";
+import { editor, openPlayground, output, run, setCode, startRun } from "./support/playground";
 
 test("the Playground's code and output survive a reload", async ({ page }) => {
   await openPlayground(page);
@@ -18,42 +19,42 @@ test("the Playground's code and output survive a reload", async ({ page }) => {
 });
 
 /** How many parts the Playground's saved output is in, and how many records its store holds. */
-function savedParts(page: Page): Promise<{ parts: number; records: number }> {
-  return page.evaluate(
-    () =>
-      new Promise((resolve, reject) => {
-        const open = indexedDB.open("kiln");
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const store = open.result.transaction("playground").objectStore("playground");
-          const record = store.get("current");
-          const count = store.count();
-          count.onsuccess = () => resolve({ parts: (record.result as { parts?: number } | undefined)?.parts ?? -1, records: count.result });
-        };
-      }),
-  );
+async function savedParts(page: Page): Promise<{ parts: number; records: number }> {
+  const records = await storedRecords<{ parts?: number }>(page, "playground");
+  return { parts: records.find((record) => record.parts !== undefined)?.parts ?? -1, records: records.length };
 }
 
-test("a megabyte of output survives a reload whole, and the next run's output replaces all of it", async ({ page }) => {
+test("code typed during a run is saved, and survives a reload before the run ends", async ({ page }) => {
   await openPlayground(page);
-  // Past the default limit of 1 MiB: kept up to it, with the notice.
-  await run(page, 'for i in range(200_000):\n    print(f"line {i:06d}")');
-  await expect(output(page)).toContainText("Output truncated");
-  const shown = (await output(page).textContent()) ?? "";
-  expect(shown.length).toBeGreaterThan(1_000_000);
-  // Saved in several parts of at most 256 Ki characters, beside the record of the code.
-  await expect(async () => {
-    const { parts, records } = await savedParts(page);
-    expect(parts).toBeGreaterThanOrEqual(4);
-    expect(records).toBe(parts + 1);
-  }).toPass();
+  await run(page, "before_the_run = 1");
+  await startRun(page, 'print("long run")\nimport time\ntime.sleep(30)');
+  await expect(output(page)).toContainText("long run");
+  await editor(page).press("End");
+  await editor(page).pressSequentially("\n# typed while it ran");
+  await expect(page.getByRole("status")).toContainText("Running");
+  await page.waitForTimeout(1000);
   await page.reload();
-  await expect(output(page)).toContainText("Output truncated");
-  expect(await output(page).textContent()).toBe(shown);
+  await expect(editor(page)).toContainText("# typed while it ran");
+});
 
-  await run(page, 'print("short")');
-  await expect(output(page)).toHaveText("short");
-  await expect.poll(() => savedParts(page)).toEqual({ parts: 1, records: 2 });
+test("a save that storage refuses says so, and the next edit saves again once there is room", async ({ page }) => {
+  await openPlayground(page);
+  await run(page, "1 + 1");
+  await page.evaluate(() => {
+    const put = IDBObjectStore.prototype.put;
+    const win = window as unknown as { kilnDiskFull: boolean };
+    win.kilnDiskFull = true;
+    IDBObjectStore.prototype.put = function (...args: Parameters<typeof put>) {
+      if (win.kilnDiskFull && this.name === "playground") throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+      return put.apply(this, args);
+    };
+  });
+  await setCode(page, "refused = 'by a full disk'");
+  const alert = page.getByRole("alert").filter({ hasText: "Your code could not be saved" });
+  await expect(alert).toContainText("QuotaExceededError");
+  await page.evaluate(() => ((window as unknown as { kilnDiskFull: boolean }).kilnDiskFull = false));
+  await setCode(page, "kept = 'once there is room'");
+  await expect(alert).toHaveCount(0);
   await page.reload();
-  await expect(output(page)).toHaveText("short");
+  await expect(editor(page)).toContainText("kept = 'once there is room'");
 });

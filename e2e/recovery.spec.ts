@@ -1,6 +1,7 @@
 import { expect, test } from "./support/test";
 import { editor, openPlayground, output, run, startRun } from "./support/playground";
 import { saveSettings } from "./support/settings";
+import { storedRecords } from "./support/stored";
 import type { Page } from "@playwright/test";
 
 /**
@@ -217,18 +218,8 @@ test("the run deadline stops a runaway cell with status timeout", async ({ page 
 });
 
 /** The Playground's saved code, read without `get` (which the test below holds back). */
-function storedCode(page: Page): Promise<string | undefined> {
-  return page.evaluate(
-    () =>
-      new Promise<string | undefined>((resolve, reject) => {
-        const open = indexedDB.open("kiln");
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const all = open.result.transaction("playground").objectStore("playground").getAll();
-          all.onsuccess = () => resolve((all.result as { code: string }[])[0]?.code);
-        };
-      }),
-  );
+async function storedCode(page: Page): Promise<string | undefined> {
+  return (await storedRecords<{ code?: string }>(page, "playground"))[0]?.code;
 }
 
 test("the saved code arriving late never replaces what the person types: the editor waits for it", async ({ page }) => {

@@ -5,6 +5,7 @@ import { disposeSession } from "../../runtime/use-python-session";
 import { useSettings } from "../settings/settings-context";
 import { ConversationList } from "./ConversationList";
 import { ConversationView } from "./ConversationView";
+import { stopAnswering } from "./use-conversation";
 
 function newConversation(): Conversation {
   const now = Date.now();
@@ -53,8 +54,11 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
         onNew={() => void onNew()}
         onRename={(conversation, title) => onChange(conversation.id, (current) => ({ ...current, title }))}
         onDelete={(conversation) => {
-          disposeSession(`chat:${conversation.id}`);
-          void deleteConversation(conversation.id);
+          // Its answer stops first (no more requests), and what it saves is deleted with the rest.
+          void stopAnswering(conversation.id).then(() => {
+            disposeSession(`chat:${conversation.id}`);
+            return deleteConversation(conversation.id);
+          });
           const rest = (conversations ?? []).filter((c) => c.id !== conversation.id);
           setConversations(rest);
           if (conversation.id === activeId) {

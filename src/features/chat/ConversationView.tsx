@@ -56,7 +56,8 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
     const text = draft.trim();
     if (!text || busy || !online) return;
     setDraft("");
-    void send(text);
+    // Not saved (a full disk): nothing was sent, and the text goes back into the box.
+    void send(text).then((sent) => sent || setDraft((current) => current || text));
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === "Enter" && !event.shiftKey) {

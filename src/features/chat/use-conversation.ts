@@ -14,13 +14,48 @@ import type { PythonSession } from "../../runtime/python-session";
 /** Conversations whose interpreter was already brought back on this page. */
 const restoredOnThisPage = new Set<string>();
 
+/** The answer being given in each conversation on this page: its Stop, and its end (every save done). */
+const answering = new Map<string, { controller: AbortController; ended: Promise<void> }>();
+
+/**
+ * Stops the answer being given in a conversation, if any (its Python run too), and resolves once
+ * it has ended and saved what it got to. Called before a conversation is deleted, so that
+ * nothing of it is written back (nor any more requests sent), and when its view closes.
+ */
+export async function stopAnswering(conversationId: string): Promise<void> {
+  const answer = answering.get(conversationId);
+  answer?.controller.abort();
+  await answer?.ended;
+}
+
+/**
+ * Messages as the page saved them, made whole again where a page closed mid-answer: an answer
+ * still streaming and a cell still running were cut off (shown, and sent to the model, as
+ * stopped), and are saved so.
+ */
+async function loadWhole(conversationId: string): Promise<ChatMessage[]> {
+  const loaded = await loadMessages(conversationId);
+  return loaded.map((message) => {
+    const cut = message.status === "streaming" || message.cells?.some((cell) => cell.status === "running");
+    if (!cut) return message;
+    const whole: ChatMessage = {
+      ...message,
+      ...(message.status === "streaming" && { status: "stopped" as const }),
+      ...(message.cells && { cells: message.cells.map((cell) => (cell.status === "running" ? { ...cell, status: "interrupted" as const } : cell)) }),
+    };
+    void saveMessage(whole).catch(() => undefined);
+    return whole;
+  });
+}
+
 export interface ConversationView {
   session: PythonSession;
   messages: ChatMessage[];
   busy: boolean;
   /** A line about retries, the interpreter coming back, or a failure outside any message. */
   notice: string;
-  send: (text: string) => Promise<void>;
+  /** False when the message could not be saved: then it is not sent either (the notice says why). */
+  send: (text: string) => Promise<boolean>;
   retry: () => Promise<void>;
   stop: () => void;
 }
@@ -61,7 +96,10 @@ export function useConversation(
 
   useEffect(() => {
     let cancelled = false;
-    void loadMessages(id).then((loaded) => !cancelled && setMessages(loaded));
+    // An answer that this conversation's last view left is stopped with it; its last save comes first.
+    void stopAnswering(id)
+      .then(() => loadWhole(id))
+      .then((loaded) => !cancelled && setMessages(loaded));
     if (!restoredOnThisPage.has(id)) {
       restoredOnThisPage.add(id);
       void loadInterpreterState(id).then(async (snapshot) => {
@@ -79,6 +117,8 @@ export function useConversation(
     }
     return () => {
       cancelled = true;
+      // Another conversation is opened: the answer being given here stops, kept as far as it got.
+      answering.get(id)?.controller.abort();
     };
   }, [id, session]);
 
@@ -106,6 +146,9 @@ export function useConversation(
       const sandbox = sandboxChoice(provider);
       const controller = new AbortController();
       abort.current = controller;
+      let end = () => undefined as void;
+      const answer = { controller, ended: new Promise<void>((resolve) => (end = resolve)) };
+      answering.set(id, answer);
       setBusy(true);
       let seq = history.length ? history[history.length - 1].seq : 0;
       let usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -143,6 +186,8 @@ export function useConversation(
           },
         });
       } finally {
+        if (answering.get(id) === answer) answering.delete(id);
+        end();
         setBusy(false);
         abort.current = null;
         onConversationChange(id, (current) => ({
@@ -169,7 +214,12 @@ export function useConversation(
         createdAt: Date.now(),
       };
       // Saved before any request is sent: nothing the person typed is lost.
-      await saveMessage(message);
+      try {
+        await saveMessage(message);
+      } catch (error) {
+        setNotice(`Your message could not be saved, so it was not sent (${describeError(error)}). Free some space in the browser's storage and send it again.`);
+        return false;
+      }
       onConversationChange(id, (current) => ({
         ...current,
         title: current.title === NEW_TITLE ? text.slice(0, 60) : current.title,
@@ -178,6 +228,7 @@ export function useConversation(
       setMessages((current) => [...current, message]);
       setNotice("");
       await turn([...messages, message]);
+      return true;
     },
     [id, messages, onConversationChange, turn],
   );
@@ -188,4 +239,8 @@ export function useConversation(
   const stop = useCallback(() => abort.current?.abort(), []);
 
   return { session, messages, busy, notice, send, retry, stop };
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

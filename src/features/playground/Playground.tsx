@@ -35,10 +35,16 @@ export function Playground() {
    * ask to save, and megabytes of output that did not change are not written again.
    */
   const saved = useRef<{ code: string; outputs: readonly OutputItem[] } | null>(null);
-  const save = useCallback((source: string, shown: OutputItem[]) => {
+  /** Why the last save failed (a full disk), until one succeeds. */
+  const [saveProblem, setSaveProblem] = useState("");
+  const save = useCallback((source: string, shown: readonly OutputItem[]) => {
     if (saved.current?.code === source && saved.current.outputs === shown) return;
     saved.current = { code: source, outputs: shown };
-    void persist(source, shown);
+    void persist(source, shown).then((problem) => {
+      // Not saved: the next save of the same code and outputs is not skipped.
+      if (problem && saved.current?.code === source) saved.current = null;
+      setSaveProblem(problem);
+    });
   }, []);
 
   useEffect(() => {
@@ -52,10 +58,11 @@ export function Playground() {
       .catch(() => setCode(WELCOME));
   }, [owner]);
 
-  // Save shortly after each edit (a run saves its outcome as soon as it ends).
+  // Save shortly after each edit (a run saves its outcome as soon as it ends; an edit during a
+  // run is saved with the outputs saved before it).
   useEffect(() => {
-    if (code === null || running) return;
-    const timer = setTimeout(() => save(code, outputs), 250);
+    if (code === null) return;
+    const timer = setTimeout(() => save(code, running ? (saved.current?.outputs ?? []) : outputs), 250);
     return () => clearTimeout(timer);
   }, [code, outputs, running, save]);
 
@@ -117,6 +124,12 @@ export function Playground() {
         <RunStatusLine state={state} running={running} startedAt={startedAt} />
       </div>
       {code !== null && <CodeEditor value={code} onChange={setCode} onRun={() => void run()} />}
+      {saveProblem && (
+        <p className="notice notice-warning" role="alert">
+          Your code could not be saved, so a reload would lose it ({saveProblem}). Free some space in the browser's storage; it
+          is saved again at your next edit.
+        </p>
+      )}
       <section className="output" aria-label="Output" aria-busy={running} data-finished-runs={finishedRuns}>
         <OutputView items={outputs} onAnswer={running ? onAnswer : undefined} />
         {offerSandbox !== null && offerSandbox.code === code && (
@@ -134,10 +147,13 @@ export function Playground() {
   );
 }
 
-async function persist(code: string, outputs: OutputItem[]): Promise<void> {
+/** Saves the Playground; resolves with why it could not, or "" once saved. */
+async function persist(code: string, outputs: readonly OutputItem[]): Promise<string> {
   try {
-    await savePlayground({ code, outputs, updatedAt: Date.now() });
+    await savePlayground({ code, outputs: [...outputs], updatedAt: Date.now() });
+    return "";
   } catch (error) {
     console.error("Could not save the playground.", error);
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   }
 }

@@ -1,0 +1,87 @@
+/**
+ * An answer in progress when its conversation is left, deleted or its page closed, and a
+ * message that storage cannot take.
+ */
+import { expect, test } from "./support/test";
+import { messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
+import type { Page } from "@playwright/test";
+import { storedRecords } from "./support/stored";
+
+const call = (code: string) => ({ content: [{ type: "tool_use" as const, name: "python", input: { code } }] });
+const say = (text: string) => ({ content: [{ type: "text" as const, text }] });
+const SLOW_CELL = 'print("cell started")\nimport time\ntime.sleep(4)\nprint("cell ended")';
+
+/** Every message the page stored. */
+const storedMessages = (page: Page) =>
+  storedRecords<{ conversationId: string; status?: string; cells?: { status: string }[] }>(page, "messages");
+
+test("deleting a conversation mid-answer stops it: no request is sent after, and nothing of it is written back", async ({ page }) => {
+  const key = uniqueKey("delete-mid");
+  await script(key, [call(SLOW_CELL), say("After the cell.")]);
+  await openChat(page, key);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await sendMessage(page, "Doomed topic");
+  // The answer is under way: its cell runs.
+  await expect(page.getByRole("region", { name: "Python cell" })).toContainText("cell started", { timeout: 90_000 });
+  expect(await requests(key)).toHaveLength(1);
+  const before = await storedMessages(page);
+  const doomed = before.find((m) => m.status !== undefined)!.conversationId;
+  await page.getByRole("button", { name: "Delete Doomed topic" }).click();
+  await page.getByRole("group", { name: "Delete Doomed topic?" }).getByRole("button", { name: "Delete", exact: true }).click();
+  await expect(page.getByRole("button", { name: "Doomed topic", exact: true })).toHaveCount(0);
+  // Long enough for the cell to have ended and its result to have gone back, had the answer gone on.
+  await page.waitForTimeout(6000);
+  expect(await requests(key)).toHaveLength(1);
+  expect((await storedMessages(page)).filter((m) => m.conversationId === doomed)).toEqual([]);
+});
+
+test("leaving a conversation mid-answer stops the answer there; back in it, it reads Stopped and can be sent to again", async ({ page }) => {
+  const key = uniqueKey("switch-mid");
+  await script(key, [{ content: [{ type: "text", text: "One two three four five six seven eight nine ten eleven twelve" }], delayMs: 400 }]);
+  await openChat(page, key);
+  await sendMessage(page, "Count slowly");
+  await expect(messages(page).getByText(/One two/)).toBeVisible({ timeout: 90_000 });
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
+  await page.getByRole("button", { name: "Count slowly", exact: true }).click();
+  await expect(messages(page).getByText("Stopped.")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Send" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Stop" })).toHaveCount(0);
+  // The answer stopped when it was left: the rest never came.
+  await page.waitForTimeout(2000);
+  await expect(messages(page).getByText(/twelve/)).toHaveCount(0);
+});
+
+test("an answer and a cell cut off by a reload read as stopped afterwards, not as still going", async ({ page }) => {
+  const key = uniqueKey("reload-mid");
+  await script(key, [call(SLOW_CELL), say("After the cell.")]);
+  await openChat(page, key);
+  await sendMessage(page, "Run something slow");
+  await expect(page.getByRole("region", { name: "Python cell" })).toContainText("cell started", { timeout: 90_000 });
+  // The attack on consistency: the page goes away while the cell runs.
+  expect((await storedMessages(page)).some((m) => m.cells?.some((cell) => cell.status === "running"))).toBe(true);
+  await page.reload();
+  await expect(messages(page).getByText("Run something slow")).toBeVisible();
+  await expect(page.getByRole("region", { name: "Python cell" })).not.toContainText("running", { timeout: 10_000 });
+  await expect(page.getByRole("button", { name: "Send" })).toBeVisible();
+  const stored = await storedMessages(page);
+  expect(stored.filter((m) => m.status === "streaming" || m.cells?.some((cell) => cell.status === "running"))).toEqual([]);
+});
+
+test("a message that storage cannot take is not sent, says so, and stays in the box", async ({ page }) => {
+  const key = uniqueKey("full-disk");
+  await script(key, [say("Should never be asked for.")]);
+  await openChat(page, key);
+  // Storage is full from here on: every write to the messages store fails as a full disk does.
+  await page.evaluate(() => {
+    const put = IDBObjectStore.prototype.put;
+    IDBObjectStore.prototype.put = function (...args: Parameters<typeof put>) {
+      if (this.name === "messages") throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+      return put.apply(this, args);
+    };
+  });
+  await sendMessage(page, "Keep this text");
+  await expect(page.getByText(/Your message could not be saved, so it was not sent \(QuotaExceededError/)).toBeVisible();
+  await expect(page.getByRole("textbox", { name: "Message" })).toHaveValue("Keep this text");
+  expect(await requests(key)).toHaveLength(0);
+});
