@@ -85,3 +85,33 @@ test("a message that storage cannot take is not sent, says so, and stays in the 
   await expect(page.getByRole("textbox", { name: "Message" })).toHaveValue("Keep this text");
   expect(await requests(key)).toHaveLength(0);
 });
+
+test("Stop while a request waits to be retried takes the retry line away", async ({ page }) => {
+  const key = uniqueKey("stop-retry");
+  const overloaded = { status: 529, error: { type: "overloaded_error", message: "Overloaded" } };
+  await script(key, [overloaded, overloaded, overloaded, say("Too late.")]);
+  await openChat(page, key);
+  await sendMessage(page, "Are you there?");
+  const retrying = page.getByText(/Retrying in \d+ s/);
+  await expect(retrying).toBeVisible();
+  await page.getByRole("button", { name: "Stop" }).click();
+  await expect(page.getByRole("button", { name: "Send" })).toBeVisible();
+  await expect(retrying).toHaveCount(0);
+});
+
+test("a draft typed just before opening another conversation is kept", async ({ page }) => {
+  const key = uniqueKey("draft-switch");
+  await script(key, [say("First answer.")]);
+  await openChat(page, key);
+  await sendMessage(page, "First topic");
+  await expect(messages(page).getByText("First answer.")).toBeVisible({ timeout: 90_000 });
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
+  const box = page.getByRole("textbox", { name: "Message" });
+  // Typed and left at once, inside the draft's 200 ms before it is saved.
+  await box.fill("half-written thought");
+  await page.getByRole("button", { name: "First topic", exact: true }).click();
+  await expect(page.getByRole("heading", { name: "First topic" })).toBeVisible();
+  await page.getByRole("button", { name: "Untitled conversation", exact: true }).click();
+  await expect(box).toHaveValue("half-written thought");
+});

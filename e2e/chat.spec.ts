@@ -197,12 +197,14 @@ test("the conversation exports as a Jupyter notebook (nbformat 4) with code and 
     { content: [{ type: "text", text: "Done." }] },
   ]);
   await openChat(page, key);
-  await sendMessage(page, "Compute");
+  await sendMessage(page, "Compute: 合計");
   await answered(page, "Done.");
   await expect(messages(page).getByText("Done.")).toBeVisible();
   const download = page.waitForEvent("download");
   await page.getByRole("button", { name: "Export notebook" }).click();
   const file = await download;
+  // Named after the conversation, in its own script.
+  expect(file.suggestedFilename()).toBe("Compute-合計.ipynb");
   const notebook = JSON.parse(await (await file.createReadStream()).toArray().then((c) => Buffer.concat(c).toString("utf8")));
   expect(notebook.nbformat).toBe(4);
   const code = notebook.cells.find((cell: { cell_type: string }) => cell.cell_type === "code");

@@ -29,7 +29,7 @@ test("a local model's tool call runs in the browser, its answer comes back, and 
   const session = uniqueSession("local-loop");
   await scriptOpenAI(session, [call("total = sum(range(10))\nprint('total', total)"), say("The total is 45."), call("print(total * 2)"), say("Doubled: 90.")]);
   await openLocalChat(page, session);
-  await expect(page.getByRole("combobox", { name: "Model" })).toHaveText("OpenAI-compatible · llama3.2");
+  await expect(page.getByRole("combobox", { name: "Model for this conversation" })).toHaveText("OpenAI-compatible · llama3.2");
   await sendMessage(page, "Add the numbers below 10.");
   await answered(page, "The total is 45.");
   await expect(cells(page).first().locator(".cell-output")).toHaveText("total 45");
@@ -130,7 +130,7 @@ test("one conversation moves from Claude to a local model and back: Python's var
     "OpenAI-compatible › Base URL": openaiBase(session),
     "OpenAI-compatible › Model": "llama3.2",
   });
-  const picker = page.getByRole("combobox", { name: "Model" });
+  const picker = page.getByRole("combobox", { name: "Model for this conversation" });
   await expect(picker).toHaveValue(/anthropic/);
   await sendMessage(page, "Keep 21.");
   await answered(page, "Stored on Claude.");

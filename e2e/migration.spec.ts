@@ -86,7 +86,7 @@ test("a schema-3 database migrates: conversation, messages, cells, files, interp
   await expect(page.getByRole("list", { name: "Files" })).toContainText("numbers.csv");
   await expect(page.getByText(/Python state restored: answer, double/)).toBeVisible({ timeout: 90_000 });
   // The key, model and Base URL are now the Anthropic provider's.
-  await expect(page.getByRole("combobox", { name: "Model" })).toHaveText("Anthropic · claude-old-model");
+  await expect(page.getByRole("combobox", { name: "Model for this conversation" })).toHaveText("Anthropic · claude-old-model");
 
   // The next turn uses all of it: the restored variables, and the migrated history sent in Anthropic's shape.
   await script(key, [

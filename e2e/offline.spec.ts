@@ -159,7 +159,7 @@ test("offline, the chat says so, sends nothing, and keeps the draft across a rel
   });
   await openChat(page, key);
   // Online, the recorder sees what the page asks the API for (the model list, when the picker is used).
-  await page.getByRole("combobox", { name: "Model" }).focus();
+  await page.getByRole("combobox", { name: "Model for this conversation" }).focus();
   await expect.poll(() => attempts.length).toBeGreaterThan(0);
   await serviceWorkerInCharge(page);
   await goOffline(context);

@@ -44,7 +44,7 @@ test("OpenAI: a function call runs in the browser; its output and image go back,
   ]);
   await page.goto("/#/chat");
   await saveSettings(page, { "OpenAI › API key": "sk-test-openai", "OpenAI › Base URL": openaiBase(session) });
-  await expect(page.getByRole("combobox", { name: "Model" })).toHaveText("OpenAI · gpt-5");
+  await expect(page.getByRole("combobox", { name: "Model for this conversation" })).toHaveText("OpenAI · gpt-5");
   await send(page, "What is the mean of 2, 4 and 6?");
   await answered(page, "The mean is 4.0.");
   await expect(cells(page).locator(".cell-output")).toContainText("mean is 4.0");
@@ -124,7 +124,7 @@ test("Gemini: a function call runs in the browser, and its response goes back na
   ]);
   await page.goto("/#/chat");
   await saveSettings(page, { "Gemini › API key": "gemini-test-key", "Gemini › Base URL": geminiBase(session) });
-  await expect(page.getByRole("combobox", { name: "Model" })).toHaveText("Gemini · gemini-3-flash");
+  await expect(page.getByRole("combobox", { name: "Model for this conversation" })).toHaveText("Gemini · gemini-3-flash");
   await send(page, "What is the mean of 2, 4 and 6?");
   await answered(page, "The mean is 4.0.");
   await expect(cells(page).locator(".cell-output")).toContainText("mean is 4.0");
@@ -227,7 +227,7 @@ test("switching provider mid-conversation starts a new sandbox on the new side, 
   await send(page, "Torch on Claude.");
   await answered(page, "Claude ran it.");
   await expect(cells(page).first().getByRole("note")).toHaveText("Ran on Anthropic's sandbox — torch is not available in the browser");
-  await page.getByRole("combobox", { name: "Model" }).selectOption({ label: "OpenAI · gpt-5" });
+  await page.getByRole("combobox", { name: "Model for this conversation" }).selectOption({ label: "OpenAI · gpt-5" });
   await send(page, "Torch on OpenAI.");
   await answered(page, "OpenAI ran it.");
   const second = cells(page).nth(1);
@@ -285,7 +285,7 @@ test("Claude, then GPT, then Gemini in one conversation: browser variables survi
     "Gemini › API key": "gemini-test-key",
     "Gemini › Base URL": geminiBase(geminiSession),
   });
-  const picker = page.getByRole("combobox", { name: "Model" });
+  const picker = page.getByRole("combobox", { name: "Model for this conversation" });
   await send(page, "Keep 7.");
   await answered(page, "Claude kept 7.");
   await picker.selectOption({ label: "OpenAI · gpt-5" });

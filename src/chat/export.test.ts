@@ -39,4 +39,32 @@ describe("export", () => {
     expect(JSON.parse(notebook).cells).toHaveLength(3);
     for (const text of [markdown, notebook]) expect(text).not.toContain(KEY);
   });
+
+  it("code and output holding a fence stay inside their own block", () => {
+    const conversation: Conversation = { id: "c2", title: "Fences", createdAt: 1, updatedAt: 2, usage: { inputTokens: 0, outputTokens: 0 } };
+    const code = 'print("```\\n# not a heading")';
+    const messages: ChatMessage[] = [
+      {
+        conversationId: "c2",
+        createdAt: 1,
+        id: "m0",
+        seq: 0,
+        role: "assistant",
+        status: "done",
+        content: [{ type: "tool_call", id: "t1", name: "python", input: { code } }],
+      },
+      {
+        conversationId: "c2",
+        createdAt: 1,
+        id: "m1",
+        seq: 1,
+        role: "user",
+        content: [{ type: "tool_result", callId: "t1", content: [{ type: "text", text: "```\n# not a heading\n" }] }],
+        cells: [{ toolUseId: "t1", code, outputs: [{ kind: "stream", name: "stdout", text: "```\n# not a heading\n" }], status: "ok" }],
+      },
+    ];
+    const markdown = toMarkdown(conversation, messages);
+    expect(markdown).toContain("````python\n" + code + "\n````");
+    expect(markdown).toContain("````\n```\n# not a heading\n");
+  });
 });

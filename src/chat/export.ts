@@ -26,9 +26,9 @@ export function toMarkdown(conversation: Conversation, messages: readonly ChatMe
       else if (block.type === "text") parts.push(block.text);
       else if (block.type === "tool_call") {
         const cell = cells.get(block.id);
-        parts.push("```python\n" + (cell?.code ?? "") + "\n```");
+        parts.push(fenced(cell?.code ?? "", "python"));
         const output = cell ? outputText(cell).trimEnd() : "";
-        if (output) parts.push("```\n" + output + "\n```");
+        if (output) parts.push(fenced(output));
       }
     }
   }
@@ -106,4 +106,11 @@ export function download(fileName: string, text: string, type: string): void {
   link.download = fileName;
   link.click();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** `text` as a Markdown code block whose fence is longer than any run of backticks in it, so it cannot be closed early. */
+function fenced(text: string, language = ""): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `${fence}${language}\n${text}\n${fence}`;
 }

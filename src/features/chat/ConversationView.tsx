@@ -1,4 +1,4 @@
-import { useEffect, useState, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { download, toMarkdown, toNotebook } from "../../chat/export";
 import type { Conversation } from "../../model/conversation";
 import type { Settings } from "../../storage/settings";
@@ -45,11 +45,24 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
       cancelled = true;
     };
   }, [conversation.id]);
+  /** The draft typed since the last save, until it is saved (200 ms after the last keystroke). */
+  const unsaved = useRef<string | null>(null);
   useEffect(() => {
     if (!draftLoaded) return;
-    const timer = setTimeout(() => void saveDraft(conversation.id, draft), 200);
+    unsaved.current = draft;
+    const timer = setTimeout(() => {
+      unsaved.current = null;
+      void saveDraft(conversation.id, draft);
+    }, 200);
     return () => clearTimeout(timer);
   }, [conversation.id, draft, draftLoaded]);
+  // Another conversation opened before that: the draft is saved now.
+  useEffect(
+    () => () => {
+      if (unsaved.current !== null) void saveDraft(conversation.id, unsaved.current);
+    },
+    [conversation.id],
+  );
   const authProblem = messages[messages.length - 1]?.error?.includes("Settings");
 
   const submit = () => {
@@ -65,7 +78,12 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
       submit();
     }
   };
-  const fileBase = conversation.title.replace(/[^\w-]+/g, "-").slice(0, 40) || "conversation";
+  // Letters and digits of any script are kept; what a file name cannot hold becomes a dash.
+  const fileBase =
+    conversation.title
+      .replace(/[^\p{L}\p{N}_-]+/gu, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 40) || "conversation";
 
   return (
     <div className="conversation-with-files" {...fileDropTarget(files)}>

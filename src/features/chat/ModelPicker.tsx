@@ -43,7 +43,7 @@ export function ModelPicker({
   if (!options.length) return null;
   return (
     <select
-      aria-label="Model"
+      aria-label="Model for this conversation"
       className="model-picker"
       disabled={disabled}
       value={value ? valueOf(value) : undefined}

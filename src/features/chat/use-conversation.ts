@@ -152,6 +152,8 @@ export function useConversation(
       setBusy(true);
       let seq = history.length ? history[history.length - 1].seq : 0;
       let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+      /** A "Retrying in …" line is shown: it goes once the answer has ended, however it ended. */
+      let retrying = false;
       try {
         await runTurn({
           conversationId: id,
@@ -180,12 +182,16 @@ export function useConversation(
             update(message, final);
             if (final && message.cells) void saveInterpreterState(id, session.savedState);
           },
-          onRetry: setNotice,
+          onRetry: (text) => {
+            retrying = text !== "";
+            setNotice(text);
+          },
           onUsage: (used) => {
             usage = { inputTokens: usage.inputTokens + used.inputTokens, outputTokens: usage.outputTokens + used.outputTokens };
           },
         });
       } finally {
+        if (retrying) setNotice("");
         if (answering.get(id) === answer) answering.delete(id);
         end();
         setBusy(false);
