@@ -108,3 +108,20 @@ test("a 200 MB file goes in with progress and arrives whole", async ({ page }, t
   await run(page, "import os\nf = open('big data.bin', 'rb'); f.seek(-1, 2)\nprint(os.path.getsize('big data.bin'), f.read()[0])");
   await expect(output(page)).toContainText(`${size} ${(size / chunk.length - 1) % 251}`);
 });
+
+test("a huge file that Python writes is not saved and says so; the other files are, and it stays in Python", async ({ page }) => {
+  test.setTimeout(120_000);
+  await openPlayground(page);
+  // 600 MiB of zeros: read into the page and stored whole, it held the page for seconds.
+  await run(page, "open('huge.bin', 'wb').truncate(600 * 2**20)\nopen('small.txt', 'w').write('kept')");
+  const files = filesList(page);
+  await expect(page.getByRole("alert")).toContainText(
+    "huge.bin (600 MiB) is not saved: Kiln saves the files Python writes up to 256 MiB. It stays in Python's folder until Python restarts.",
+  );
+  await expect(files).toContainText("small.txt");
+  await expect(files).not.toContainText("huge.bin");
+  // Still in Python's folder.
+  await run(page, "import os; os.path.getsize('huge.bin')");
+  await expect(output(page)).toHaveText(String(600 * 2 ** 20));
+  await run(page, "import os; os.remove('huge.bin')");
+});

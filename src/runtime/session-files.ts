@@ -102,6 +102,15 @@ export class SessionFiles {
         if (this.seen.get(file.path) === stamp(file)) continue;
         // A name from the worker: only one that stays in the working directory and shows as it reads.
         if (safeRelativePath(file.path) !== file.path || /\p{Cf}/u.test(file.path)) continue;
+        if (file.size > MAX_SAVED_FILE_BYTES) {
+          // Said once per version of the file: it stays as it is in Python's folder.
+          this.seen.set(file.path, stamp(file));
+          problems.push(
+            `${file.path} (${formatBytes(file.size)}) is not saved: Kiln saves the files Python writes up to ${formatBytes(MAX_SAVED_FILE_BYTES)}. ` +
+              "It stays in Python's folder until Python restarts.",
+          );
+          continue;
+        }
         const data = await this.session.readFile(file.path);
         try {
           const blob = new Blob([data as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" });
@@ -152,6 +161,14 @@ export class SessionFiles {
     for (const listener of this.listeners) listener();
   }
 }
+
+/**
+ * The largest file that Python writes which is saved: each is read into the page and stored
+ * on its main thread, which a 600 MB file held for about 4 s (and 1.5 GB for minutes), and a
+ * file that large would fill the site's storage. Uploads have no such limit (the browser
+ * stores the person's own file as it is).
+ */
+const MAX_SAVED_FILE_BYTES = 256 * 2 ** 20;
 
 const stamp = (file: { size: number; mtimeMs: number }) => `${file.size}:${file.mtimeMs}`;
 const entry = (file: StoredFile): FileEntry => ({ path: file.path, size: file.size, modifiedAt: file.modifiedAt });
