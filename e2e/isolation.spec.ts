@@ -58,3 +58,39 @@ test("two sessions never see each other's variables", async ({ page }) => {
   });
   expect(values).toEqual(["'from a'", "'from b'", "ok", "NameError"]);
 });
+
+test("Python without network cannot reach even the app's own origin through a script import; with network it can", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/harness.html");
+  await page.waitForFunction(() => Boolean(window.kiln));
+  // From a nested worker (which inherits the frame's policy), an import of an app URL whose query string carries data.
+  const attempt = (url: string) => `
+import asyncio, js, json
+from pyodide.ffi import create_proxy
+source = "import(" + json.dumps(${JSON.stringify(url)}) + ").then(() => postMessage('IMPORTED'), (e) => postMessage('REFUSED ' + e.name))"
+done = asyncio.get_event_loop().create_future()
+worker = js.Worker.new("data:text/javascript," + js.encodeURIComponent(source), js.Object.fromEntries([["type", "module"]]))
+worker.onmessage = create_proxy(lambda event: done.done() or done.set_result(event.data))
+worker.onerror = create_proxy(lambda event: done.done() or done.set_result("REFUSED error event"))
+try:
+    answer = await asyncio.wait_for(done, 10)
+except asyncio.TimeoutError:
+    answer = "NO ANSWER"
+worker.terminate()
+answer`;
+  const code = attempt(`${new URL(page.url()).origin}/pyodide/pyodide.mjs?leak=SECRET-DATA`);
+  const outcome = await page.evaluate(async (code) => {
+    const results: Record<string, string> = {};
+    for (const network of [true, false]) {
+      const session = new window.kiln.PythonSession({ ...window.kiln.defaultConfig, network });
+      const result = await session.run(code);
+      results[String(network)] = result.value?.["text/plain"] ?? `${result.status}: ${JSON.stringify(result.error)}`;
+      session.dispose();
+    }
+    return results;
+  }, code);
+  // The route works where network is allowed (the attack is real)…
+  expect(outcome.true).toBe("'IMPORTED'");
+  // …and is closed where it is not.
+  expect(outcome.false).toMatch(/^'REFUSED/);
+});

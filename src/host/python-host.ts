@@ -271,11 +271,14 @@ function launch(
 /**
  * Python without network: a policy that lets nothing here connect anywhere. Policies only
  * add up, so nothing (and nobody in the worker) can lift it later; the worker, started after
- * it, inherits it. Pyodide's own files still arrive through the page.
+ * it, inherits it. Pyodide's own files still arrive through the page. Scripts, too, come only
+ * from `blob:` and `data:` URLs made here: the app's policy lets them come from the app's
+ * origin, and an `import()` of an app URL with a query string of Python's choosing would
+ * carry data there. (In development the worker's code is imported from the dev server.)
  */
 function forbidConnections(): void {
   const meta = document.createElement("meta");
   meta.httpEquiv = "Content-Security-Policy";
-  meta.content = "connect-src 'none'";
+  meta.content = import.meta.env.DEV ? "connect-src 'none'" : "connect-src 'none'; script-src blob: data: 'wasm-unsafe-eval'";
   document.head.append(meta);
 }
