@@ -240,9 +240,21 @@ test("conversations are renamed, switched and deleted after confirmation", async
   await sendMessage(page, "Second topic");
   await expect(messages(page).getByText("Second answer.")).toBeVisible();
 
+  // Escape cancels a rename, and leaving the box (Tab) keeps what was typed; focus goes back to Rename each time.
+  const nameBox = page.getByRole("textbox", { name: "Conversation name" });
   await page.getByRole("button", { name: "Rename First topic" }).click();
-  await page.getByRole("textbox", { name: "Conversation name" }).fill("Renamed topic");
-  await page.getByRole("textbox", { name: "Conversation name" }).press("Enter");
+  await nameBox.fill("Not this name");
+  await nameBox.press("Escape");
+  await expect(nameBox).toHaveCount(0);
+  await expect(page.getByRole("button", { name: "Rename First topic" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await nameBox.fill("Tabbed topic");
+  await nameBox.press("Tab");
+  await expect(nameBox).toHaveCount(0);
+  await page.getByRole("button", { name: "Rename Tabbed topic" }).click();
+  await nameBox.fill("Renamed topic");
+  await nameBox.press("Enter");
+  await expect(page.getByRole("button", { name: "Rename Renamed topic" })).toBeFocused();
   await page.getByRole("button", { name: "Renamed topic", exact: true }).click();
   await expect(messages(page).getByText("First answer.")).toBeVisible();
 

@@ -24,6 +24,18 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
     keptFocus.current = id;
     setDeleting(null);
   };
+  // After a rename with Enter or its cancel with Escape, focus goes back to the row's Rename button
+  // (leaving the box, which keeps what was typed, leaves focus where it went).
+  const renamedFocus = useRef<string | null>(null);
+  // Ended once: the box's blur as it goes (after Enter or Escape) changes nothing.
+  const renameOpen = useRef(false);
+  const endRename = (conversation: Conversation, save: boolean, refocus = true) => {
+    if (!renameOpen.current) return;
+    renameOpen.current = false;
+    if (save && title.trim() && title.trim() !== conversation.title) onRename(conversation, title.trim());
+    if (refocus) renamedFocus.current = conversation.id;
+    setRenaming(null);
+  };
   return (
     <aside className="sidebar">
       <button type="button" className="new-chat" ref={newChat} onClick={onNew}>
@@ -62,11 +74,19 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
               <form
                 onSubmit={(event) => {
                   event.preventDefault();
-                  if (title.trim()) onRename(conversation, title.trim());
-                  setRenaming(null);
+                  endRename(conversation, true);
                 }}
               >
-                <input aria-label="Conversation name" autoFocus value={title} onChange={(e) => setTitle(e.target.value)} />
+                <input
+                  aria-label="Conversation name"
+                  autoFocus
+                  value={title}
+                  onChange={(e) => setTitle(e.target.value)}
+                  onKeyDown={(event) => {
+                    if (event.key === "Escape") endRename(conversation, false);
+                  }}
+                  onBlur={() => endRename(conversation, true, false)}
+                />
               </form>
             ) : (
               <>
@@ -82,7 +102,14 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
                   type="button"
                   className="icon-button"
                   aria-label={`Rename ${conversation.title}`}
+                  ref={(button) => {
+                    if (button && renamedFocus.current === conversation.id) {
+                      renamedFocus.current = null;
+                      button.focus();
+                    }
+                  }}
                   onClick={() => {
+                    renameOpen.current = true;
                     setTitle(conversation.title);
                     setRenaming(conversation.id);
                   }}
