@@ -9,7 +9,8 @@ import { storedRecords } from "./support/stored";
 
 const call = (code: string) => ({ content: [{ type: "tool_use" as const, name: "python", input: { code } }] });
 const say = (text: string) => ({ content: [{ type: "text" as const, text }] });
-const SLOW_CELL = 'print("cell started")\nimport time\ntime.sleep(4)\nprint("cell ended")';
+/** A cell that runs 8 s: long enough to be left, deleted or reloaded mid-way on a busy machine. */
+const SLOW_CELL = 'print("cell started")\nimport time\ntime.sleep(8)\nprint("cell ended")';
 
 /** Every message the page stored. */
 const storedMessages = (page: Page) =>
@@ -23,6 +24,7 @@ test("deleting a conversation mid-answer stops it: no request is sent after, and
   await sendMessage(page, "Doomed topic");
   // The answer is under way: its cell runs.
   await expect(page.getByRole("region", { name: "Python cell" })).toContainText("cell started", { timeout: 90_000 });
+  const started = Date.now();
   expect(await requests(key)).toHaveLength(1);
   const before = await storedMessages(page);
   const doomed = before.find((m) => m.status !== undefined)!.conversationId;
@@ -30,26 +32,29 @@ test("deleting a conversation mid-answer stops it: no request is sent after, and
   await page.getByRole("group", { name: "Delete Doomed topic?" }).getByRole("button", { name: "Delete", exact: true }).click();
   await expect(page.getByRole("button", { name: "Doomed topic", exact: true })).toHaveCount(0);
   // Long enough for the cell to have ended and its result to have gone back, had the answer gone on.
-  await page.waitForTimeout(6000);
+  await page.waitForTimeout(Math.max(2000, started + 12_000 - Date.now()));
   expect(await requests(key)).toHaveLength(1);
   expect((await storedMessages(page)).filter((m) => m.conversationId === doomed)).toEqual([]);
 });
 
 test("leaving a conversation mid-answer stops the answer there; back in it, it reads Stopped and can be sent to again", async ({ page }) => {
   const key = uniqueKey("switch-mid");
-  await script(key, [{ content: [{ type: "text", text: "One two three four five six seven eight nine ten eleven twelve" }], delayMs: 400 }]);
+  // Ten blocks, each sent in three pieces 400 ms apart: about 12 s of answer.
+  const parts = Array.from({ length: 10 }, (_, i) => ({ type: "text" as const, text: `part${i + 1} ` }));
+  await script(key, [{ content: parts, delayMs: 400 }]);
   await openChat(page, key);
   await sendMessage(page, "Count slowly");
-  await expect(messages(page).getByText(/One two/)).toBeVisible({ timeout: 90_000 });
+  await expect(messages(page).getByText(/part1/)).toBeVisible({ timeout: 90_000 });
+  const streaming = Date.now();
   await page.getByRole("button", { name: "New chat" }).click();
   await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
   await page.getByRole("button", { name: "Count slowly", exact: true }).click();
   await expect(messages(page).getByText("Stopped.")).toBeVisible();
   await expect(page.getByRole("button", { name: "Send" })).toBeVisible();
   await expect(page.getByRole("button", { name: "Stop" })).toHaveCount(0);
-  // The answer stopped when it was left: the rest never came.
-  await page.waitForTimeout(2000);
-  await expect(messages(page).getByText(/twelve/)).toHaveCount(0);
+  // The answer stopped when it was left: by the time the whole of it would have come, its end has not.
+  await page.waitForTimeout(Math.max(0, streaming + 14_000 - Date.now()));
+  await expect(messages(page).getByText(/part10/)).toHaveCount(0);
 });
 
 test("an answer and a cell cut off by a reload read as stopped afterwards, not as still going", async ({ page }) => {
