@@ -107,3 +107,8 @@ export function openAppDb(): Promise<AppDb> {
   });
   return opening;
 }
+
+/** Why a write to storage failed, for the person ("QuotaExceededError: …" when the disk is full). */
+export function storageFailure(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

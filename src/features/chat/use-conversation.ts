@@ -6,6 +6,7 @@ import { chosenModel, createProvider, noSandboxReason, sandboxChoice } from "../
 import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
 import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage } from "../../storage/conversations";
+import { storageFailure } from "../../storage/db";
 import { PYTHON_VERSION, type Settings } from "../../storage/settings";
 import { nameList } from "../../runtime/output-model";
 import { getSessionFiles } from "../../runtime/session-files";
@@ -82,7 +83,6 @@ export function useConversation(
   const [messages, setMessages] = useState<ChatMessage[]>([]);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState("");
-  const abort = useRef<AbortController | null>(null);
   const lastSaved = useRef(new Map<string, number>());
   const config = useMemo(
     () => sessionConfig(settings, { allowInput: false, network: pythonNetwork }),
@@ -145,7 +145,6 @@ export function useConversation(
       }
       const sandbox = sandboxChoice(provider);
       const controller = new AbortController();
-      abort.current = controller;
       let end = () => undefined as void;
       const answer = { controller, ended: new Promise<void>((resolve) => (end = resolve)) };
       answering.set(id, answer);
@@ -195,7 +194,6 @@ export function useConversation(
         if (answering.get(id) === answer) answering.delete(id);
         end();
         setBusy(false);
-        abort.current = null;
         onConversationChange(id, (current) => ({
           ...current,
           usage: {
@@ -223,7 +221,7 @@ export function useConversation(
       try {
         await saveMessage(message);
       } catch (error) {
-        setNotice(`Your message could not be saved, so it was not sent (${describeError(error)}). Free some space in the browser's storage and send it again.`);
+        setNotice(`Your message could not be saved, so it was not sent (${storageFailure(error)}). Free some space in the browser's storage and send it again.`);
         return false;
       }
       onConversationChange(id, (current) => ({
@@ -242,11 +240,7 @@ export function useConversation(
   const retry = useCallback(() => turn(messages), [messages, turn]);
 
   // One Stop: it ends the answer being streamed and, through the run's owner, the Python run, wherever it runs.
-  const stop = useCallback(() => abort.current?.abort(), []);
+  const stop = useCallback(() => answering.get(id)?.controller.abort(), [id]);
 
   return { session, messages, busy, notice, send, retry, stop };
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

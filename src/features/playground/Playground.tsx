@@ -8,6 +8,7 @@ import { RunOwner } from "../../runtime/run-owner";
 import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
 import { loadPlayground, savePlayground } from "../../storage/playground";
+import { storageFailure } from "../../storage/db";
 import { useSettings } from "../settings/settings-context";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
@@ -154,6 +155,6 @@ async function persist(code: string, outputs: readonly OutputItem[]): Promise<st
     return "";
   } catch (error) {
     console.error("Could not save the playground.", error);
-    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return storageFailure(error);
   }
 }
