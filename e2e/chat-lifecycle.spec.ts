@@ -86,7 +86,7 @@ test("a message that storage cannot take is not sent, says so, and stays in the 
     };
   });
   await sendMessage(page, "Keep this text");
-  await expect(page.getByText(/Your message could not be saved, so it was not sent \(QuotaExceededError/)).toBeVisible();
+  await expect(page.getByText(/Your message could not be saved, so it was not sent \(QuotaExceededError: The quota has been exceeded\)\. Free/)).toBeVisible();
   await expect(page.getByRole("textbox", { name: "Message" })).toHaveValue("Keep this text");
   expect(await requests(key)).toHaveLength(0);
 });

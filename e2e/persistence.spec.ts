@@ -51,7 +51,7 @@ test("a save that storage refuses says so, and the next edit saves again once th
   });
   await setCode(page, "refused = 'by a full disk'");
   const alert = page.getByRole("alert").filter({ hasText: "Your code could not be saved" });
-  await expect(alert).toContainText("QuotaExceededError");
+  await expect(alert).toContainText("(QuotaExceededError: The quota has been exceeded). ");
   await page.evaluate(() => ((window as unknown as { kilnDiskFull: boolean }).kilnDiskFull = false));
   await setCode(page, "kept = 'once there is room'");
   await expect(alert).toHaveCount(0);

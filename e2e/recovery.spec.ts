@@ -296,41 +296,91 @@ test("a worker that an earlier cell silenced holds up nothing: Stop ends the wai
   await expectValue(page, "silenced_kept + 1", "42");
 });
 
-test("a value that never finishes unpickling is let go after the deadline: the restore ends, and is not held up by it again", async ({ page }) => {
-  test.setTimeout(120_000);
+/**
+ * In the harness, with a 3 s run deadline: run `planted`, then bring its saved state back in a
+ * new session, as a reload does, and that session's saved state in a third. Each restore
+ * reports what came back, how long it took, and what `check` evaluates to after it.
+ */
+async function plantAndRestoreTwice(page: Page, planted: string, check: string) {
   await page.goto("/harness.html");
   await page.waitForFunction(() => Boolean(window.kiln));
-  const outcome = await page.evaluate(async () => {
-    const config = { ...window.kiln.defaultConfig, timeoutMs: 3000 };
-    const first = new window.kiln.PythonSession(config);
-    await first.ready;
-    const planted = await first.run(`
+  return page.evaluate(
+    async ({ planted, check }) => {
+      const config = { ...window.kiln.defaultConfig, timeoutMs: 3000 };
+      const first = new window.kiln.PythonSession(config);
+      const restoreFrom = async (saved: typeof first.savedState) => {
+        const session = new window.kiln.PythonSession(config);
+        await session.ready;
+        const started = performance.now();
+        const report = await session.restoreState(saved);
+        const restoreMs = performance.now() - started;
+        const after = await session.run(check);
+        const state = session.savedState;
+        session.dispose();
+        return { report, restoreMs, after: after.value?.["text/plain"], state };
+      };
+      await first.ready;
+      const result = await first.run(planted);
+      const saved = first.savedState;
+      first.dispose();
+      const second = await restoreFrom(saved);
+      const third = await restoreFrom(second.state);
+      const summary = ({ state, ...rest }: typeof second) => ({ ...rest, names: state.names, source: state.cells.map(([, source]) => source).join("") });
+      return { planted: result.status, savedNames: saved.names, second: summary(second), third: summary(third) };
+    },
+    { planted, check },
+  );
+}
+
+test("a value that never finishes unpickling is let go after the deadline: the restore ends, and is not held up by it again", async ({ page }) => {
+  test.setTimeout(120_000);
+  const outcome = await plantAndRestoreTwice(
+    page,
+    `
 class Stuck:
     def __reduce__(self):
         return (exec, ("while True: pass",))
 stuck = Stuck()
-kept = [1, 2, 3]`);
-    const saved = first.savedState;
-    first.dispose();
-    // A new session, as after a reload, brings the saved state back.
-    const second = new window.kiln.PythonSession(config);
-    await second.ready;
-    const started = performance.now();
-    const report = await second.restoreState(saved);
-    const restoreMs = performance.now() - started;
-    const after = await second.run("(kept, 'stuck' in globals())");
-    const names = second.savedState.names;
-    second.dispose();
-    return { planted: planted.status, savedNames: saved.names, report, restoreMs, after: after.value?.["text/plain"], names };
-  });
+kept = [1, 2, 3]`,
+    "(kept, 'stuck' in globals())",
+  );
   expect(outcome.planted).toBe("ok");
   expect(outcome.savedNames).toEqual(expect.arrayContaining(["kept", "stuck"]));
   // The attack ran: unpickling `stuck` looped until the deadline's interrupt ended it.
-  expect(outcome.restoreMs).toBeGreaterThan(2900);
-  expect(outcome.report).toEqual({ kept: expect.arrayContaining(["Stuck", "kept"]), lost: ["stuck"] });
-  expect(outcome.after).toBe("([1, 2, 3], False)");
+  expect(outcome.second.restoreMs).toBeGreaterThan(2900);
+  expect(outcome.second.report).toEqual({ kept: expect.arrayContaining(["Stuck", "kept"]), lost: ["stuck"] });
+  expect(outcome.second.after).toBe("([1, 2, 3], False)");
   // What a reload would bring back next no longer holds it.
-  expect(outcome.names).not.toContain("stuck");
+  expect(outcome.second.names).not.toContain("stuck");
+  expect(outcome.third.restoreMs).toBeLessThan(2000);
+  expect(outcome.third.after).toBe("([1, 2, 3], False)");
+});
+
+test("a class whose body loops only when replayed is let go after the deadline, and the next restore does not replay it", async ({ page }) => {
+  test.setTimeout(120_000);
+  // Definitions are replayed before values come back, so on a replay "ran" is not there yet.
+  const outcome = await plantAndRestoreTwice(
+    page,
+    `
+ran = True
+class Looping:
+    while "ran" not in globals():
+        pass
+def still_defined():
+    return 42`,
+    "(ran, 'Looping' in globals(), still_defined())",
+  );
+  expect(outcome.planted).toBe("ok");
+  // The attack ran: replaying the class body looped until the deadline's interrupt ended it.
+  expect(outcome.second.restoreMs).toBeGreaterThan(2900);
+  expect(outcome.second.report.lost).toEqual(["Looping"]);
+  expect(outcome.second.after).toBe("(True, False, 42)");
+  // What a reload would bring back next keeps the cell's other definition, not the loop.
+  expect(outcome.second.source).toContain("def still_defined():");
+  expect(outcome.second.source).not.toContain("while");
+  expect(outcome.third.restoreMs).toBeLessThan(2000);
+  expect(outcome.third.report).toEqual({ kept: expect.arrayContaining(["ran", "still_defined"]), lost: [] });
+  expect(outcome.third.after).toBe("(True, False, 42)");
 });
 
 test("Restart during a run ends it, and says the variables are cleared", async ({ playground: page }) => {

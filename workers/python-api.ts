@@ -20,6 +20,8 @@ export interface PythonError {
 export interface RestoreReport {
   kept: string[];
   lost: string[];
+  /** Cells whose replay had to be interrupted, as `[filename, source]` without the definitions that never finished. */
+  cells?: [string, string][];
 }
 
 export interface RunResult {

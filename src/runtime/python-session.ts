@@ -11,7 +11,7 @@ import type {
 import type { WorkerHandle } from "./python-worker";
 import type { SessionConfig } from "./session-config";
 import { takeWorker, warmSpare, warmSpareLater } from "./spares";
-import { emptySnapshot, merged, withoutNames } from "./session-state";
+import { emptySnapshot, merged, without } from "./session-state";
 import { watchStop, type StoppedRun } from "./stop-watch";
 import { watchCall } from "./call-watch";
 
@@ -229,14 +229,14 @@ export class PythonSession {
   }
 
   /**
-   * The saved state, brought back into `worker`. Values whose restore Python had to be
-   * interrupted in (unpickling them never ended) are let go: kept, they would hold up every
-   * later start the same way.
+   * The saved state, brought back into `worker`. Values and definitions whose restore Python
+   * had to be interrupted in (unpickling them, or a class body, never ended) are let go: kept,
+   * they would hold up every later start the same way.
    */
   private async restoreInto(worker: WorkerHandle): Promise<RestoreReport> {
     const snapshot = this.snapshot;
     const { value: report, interrupted } = await this.answered(worker, "bringing your variables back", worker.api.restore(snapshot), CALL_LIMIT_MS);
-    if (interrupted && this.snapshot === snapshot) this.snapshot = withoutNames(snapshot, report.lost);
+    if (interrupted && this.snapshot === snapshot) this.snapshot = without(snapshot, report.lost, report.cells);
     return report;
   }
 

@@ -44,8 +44,15 @@ export function merged(previous: SessionSnapshot, capture: StateCapture): Sessio
   return { cells, names, values, modules, counter };
 }
 
-/** `snapshot` without `names`: their values, and the modules bound to them, are let go. */
-export function withoutNames(snapshot: SessionSnapshot, names: string[]): SessionSnapshot {
+/**
+ * `snapshot` without `names` (their values, and the modules bound to them, are let go), and
+ * with the cells in `cells` (`[filename, source]`) in place of those of the same name.
+ */
+export function without(snapshot: SessionSnapshot, names: string[], cells: [string, string][] = []): SessionSnapshot {
+  if (cells.length) {
+    const replaced = new Map(cells);
+    snapshot = { ...snapshot, cells: snapshot.cells.map(([name, source]) => [name, replaced.get(name) ?? source]) };
+  }
   if (!names.length) return snapshot;
   const gone = new Set(names);
   const keep = <T>(record: Record<string, T>) => Object.fromEntries(Object.entries(record).filter(([name]) => !gone.has(name)));

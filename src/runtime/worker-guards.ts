@@ -62,8 +62,10 @@ export const isMimeBundle: Guard<MimeBundle> = recordOf(isString);
 export const isPythonError = (value: unknown): value is PythonError =>
   hasShape(value, { ename: isString, evalue: isString, traceback: isString });
 
+const isCell = (value: unknown): value is [string, string] => Array.isArray(value) && value.length === 2 && value.every(isString);
+
 export const isRestoreReport = (value: unknown): value is RestoreReport =>
-  hasShape(value, { kept: isStringArray, lost: isStringArray });
+  hasShape(value, { kept: isStringArray, lost: isStringArray }, { cells: arrayOf(isCell) });
 
 export const isRunResult = (value: unknown): value is RunResult =>
   hasShape(
@@ -78,8 +80,6 @@ export const isRunResult = (value: unknown): value is RunResult =>
       truncatedBytes: isCount,
     },
   );
-
-const isCell = (value: unknown): value is [string, string] => Array.isArray(value) && value.length === 2 && value.every(isString);
 
 export const isStateCapture = (value: unknown): value is StateCapture =>
   hasShape(

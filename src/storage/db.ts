@@ -110,5 +110,7 @@ export function openAppDb(): Promise<AppDb> {
 
 /** Why a write to storage failed, for the person ("QuotaExceededError: …" when the disk is full). */
 export function storageFailure(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  // It is quoted inside a sentence, which has its own full stop.
+  return why.trim().replace(/[.。]+$/u, "");
 }

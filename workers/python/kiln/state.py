@@ -257,28 +257,42 @@ def capture(namespace):
 
 
 def _replay_definitions(namespace, filename, source):
+    """Run the cell's definitions again. Returns the source without any definition whose
+    replay was interrupted (it never finished, and would hold up every later restore the
+    same way), or ``None`` when none was."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    lines = None
     for node in _parse(source, filename).body:
         if not isinstance(node, _DEFINITIONS):
             continue
         module = ast.Module(body=[node], type_ignores=[])
         try:
             exec(compile(module, filename, "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), namespace)
+        except KeyboardInterrupt:
+            lines = lines or source.splitlines(True)
+            first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", ()))])
+            for index in range(first - 1, node.end_lineno):
+                lines[index] = "\n"  # blank, so later lines keep their numbers in tracebacks
         except BaseException:  # noqa: BLE001 - a definition that fails now is reported lost
             pass
+    return None if lines is None else "".join(lines)
 
 
 def restore(namespace, cells, names, values, modules):
     """Rebuild ``namespace``. ``cells``: ``[(filename, source)]`` in run order; ``values``:
     ``[(name, data)]``, ``data`` as :func:`encode` made it (a JavaScript buffer, or bytes).
 
-    Returns ``{"kept": [...], "lost": [...]}`` over ``names``. What came back counts as
-    captured: the next capture sends only what changes after this.
+    Returns ``{"kept": [...], "lost": [...]}`` over ``names``, and under ``"cells"`` the cells
+    whose replay had to be interrupted, without the definitions that never finished. What
+    came back counts as captured: the next capture sends only what changes after this.
     """
     global _size, _names_sent
     _reset()
+    rewritten = []
     for filename, source in cells:
-        _replay_definitions(namespace, filename, source)
+        cleaned = _replay_definitions(namespace, filename, source)
+        if cleaned is not None:
+            rewritten.append([filename, cleaned])
     for name, module in modules.items():
         try:
             namespace[name] = importlib.import_module(module)
@@ -304,4 +318,7 @@ def restore(namespace, cells, names, values, modules):
     _names_sent = False  # some names may not have come back
     kept = sorted(name for name in names if name in namespace)
     lost = sorted(name for name in names if name not in namespace)
-    return {"kept": kept, "lost": lost}
+    report = {"kept": kept, "lost": lost}
+    if rewritten:
+        report["cells"] = rewritten
+    return report
