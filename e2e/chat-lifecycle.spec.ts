@@ -3,7 +3,7 @@
  * message that storage cannot take.
  */
 import { expect, test } from "./support/test";
-import { messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
+import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import type { Page } from "@playwright/test";
 import { storedRecords } from "./support/stored";
 
@@ -119,4 +119,60 @@ test("a draft typed just before opening another conversation is kept", async ({ 
   await expect(page.getByRole("heading", { name: "First topic" })).toBeVisible();
   await page.getByRole("button", { name: "Untitled conversation", exact: true }).click();
   await expect(box).toHaveValue("half-written thought");
+});
+
+test("a conversation open in two tabs is continued in one: the other follows it read-only, and taking it over stops the first tab's answer", async ({ page }) => {
+  const key = uniqueKey("two-tabs");
+  const parts = Array.from({ length: 10 }, (_, i) => ({ type: "text" as const, text: `part${i + 1} ` }));
+  await script(key, [say("One."), { content: parts, delayMs: 400 }, say("Three.")]);
+  await openChat(page, key);
+  await sendMessage(page, "Twice open");
+  await answered(page, "One.");
+  const other = await page.context().newPage();
+  await other.goto("/#/chat");
+  await other.getByRole("button", { name: "Twice open", exact: true }).click();
+  await expect(messages(other).getByText("One.")).toBeVisible();
+  // Read-only here: the message typed in this tab is not sent while the first tab continues it.
+  await expect(other.getByRole("status").filter({ hasText: "open in another tab" })).toBeVisible();
+  await other.getByRole("textbox", { name: "Message" }).fill("From the second tab");
+  await expect(other.getByRole("button", { name: "Send" })).toBeDisabled();
+  await other.getByRole("textbox", { name: "Message" }).press("Enter");
+
+  // What the first tab saves, the second follows.
+  await sendMessage(page, "Count slowly");
+  await expect(messages(other).getByText("Count slowly")).toBeVisible();
+  await expect(messages(page).getByText(/part1/)).toBeVisible({ timeout: 90_000 });
+
+  // Taken over mid-answer: the first tab stops its answer, saves it, and turns read-only.
+  await other.getByRole("button", { name: "Use it here" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "open in another tab" })).toBeVisible();
+  await expect(messages(page).getByText("Stopped.")).toBeVisible();
+  await expect(messages(other).getByText("Stopped.")).toBeVisible();
+  await expect(other.getByRole("button", { name: "Send" })).toBeEnabled();
+  await other.getByRole("button", { name: "Send" }).click();
+  await answered(other, "Three.");
+  await expect(messages(page).getByText("Three.")).toBeVisible();
+
+  const stored = await storedRecords<{ conversationId: string; seq: number; role: string; content: { text?: string }[] }>(page, "messages");
+  const conversation = stored.find((message) => message.content.some((block) => block.text === "Twice open"))!.conversationId;
+  const saved = stored.filter((message) => message.conversationId === conversation).sort((a, b) => a.seq - b.seq);
+  const seqs = saved.map((message) => message.seq);
+  expect(new Set(seqs).size).toBe(seqs.length);
+  const first = (message: (typeof saved)[number]) => `${message.role}: ${message.content.find((block) => block.text)?.text ?? ""}`;
+  expect(saved.map(first)).toEqual([
+    "user: Twice open",
+    "assistant: One.",
+    "user: Count slowly",
+    expect.stringMatching(/^assistant: part1/),
+    "user: From the second tab",
+    "assistant: Three.",
+  ]);
+  // The stopped answer did not go on once the second tab had it: it never reached its end.
+  await page.waitForTimeout(2000);
+  expect(JSON.stringify(await storedRecords(page, "messages"))).not.toContain("part10");
+  // The tab that continued it closes: the first one continues it again.
+  await other.close();
+  await expect(page.getByRole("status").filter({ hasText: "open in another tab" })).toHaveCount(0);
+  await page.getByRole("textbox", { name: "Message" }).fill("Back in the first tab");
+  await expect(page.getByRole("button", { name: "Send" })).toBeEnabled();
 });

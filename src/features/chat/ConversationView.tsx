@@ -19,7 +19,7 @@ interface Props {
 }
 
 export function ConversationView({ conversation, settings, onChange, onOpenSettings }: Props) {
-  const { session, messages, busy, notice, send, retry, stop } = useConversation(
+  const { session, messages, busy, notice, elsewhere, takeOver, send, retry, stop } = useConversation(
     conversation.id,
     conversation.pythonNetwork === true,
     conversation.model,
@@ -67,7 +67,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
 
   const submit = () => {
     const text = draft.trim();
-    if (!text || busy || !online) return;
+    if (!text || busy || !online || elsewhere) return;
     setDraft("");
     // Not saved (a full disk): nothing was sent, and the text goes back into the box.
     void send(text).then((sent) => sent || setDraft((current) => current || text));
@@ -125,6 +125,14 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
           </div>
         </div>
         <MessageList messages={messages} busy={busy} onRetry={() => void retry()} />
+        {elsewhere && (
+          <p className="chat-notice" role="status">
+            This conversation is open in another tab, which continues it; here it follows what that tab saves.
+            <button type="button" className="link-button" onClick={takeOver}>
+              Use it here
+            </button>
+          </p>
+        )}
         {!online && (
         <p className="chat-notice offline-notice" role="status">
           You are offline: nothing is sent to the model until you are back online, and your draft is kept. Python, the
@@ -161,7 +169,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               Stop
             </button>
           ) : (
-            <button type="submit" disabled={!draft.trim() || !online}>
+            <button type="submit" disabled={!draft.trim() || !online || elsewhere}>
               Send
             </button>
           )}

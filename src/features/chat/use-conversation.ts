@@ -11,6 +11,7 @@ import { PYTHON_VERSION, type Settings } from "../../storage/settings";
 import { nameList } from "../../runtime/output-model";
 import { getSessionFiles } from "../../runtime/session-files";
 import type { PythonSession } from "../../runtime/python-session";
+import { announceSaved, onNote, useConversationLock } from "./conversation-lock";
 
 /** Conversations whose interpreter was already brought back on this page. */
 const restoredOnThisPage = new Set<string>();
@@ -55,6 +56,10 @@ export interface ConversationView {
   busy: boolean;
   /** A line about retries, the interpreter coming back, or a failure outside any message. */
   notice: string;
+  /** Another tab continues this conversation: this one shows it read-only, as that one saves it. */
+  elsewhere: boolean;
+  /** Continue the conversation in this tab instead (the other one stops its answer and turns read-only). */
+  takeOver: () => void;
   /** False when the message could not be saved: then it is not sent either (the notice says why). */
   send: (text: string) => Promise<boolean>;
   retry: () => Promise<void>;
@@ -92,10 +97,23 @@ export function useConversation(
   const session = getSession(scope, config);
   const files = getSessionFiles(scope, session);
   const id = conversationId;
+  const { hold, takeOver } = useConversationLock(id, () => stopAnswering(id));
   useEffect(() => session.configure(config), [session, config]);
 
   useEffect(() => {
+    if (hold === "waiting") return;
     let cancelled = false;
+    if (hold === "elsewhere") {
+      // Followed as the other tab saves it; its interpreter is brought back again if this tab takes over.
+      restoredOnThisPage.delete(id);
+      const load = () => void loadMessages(id).then((loaded) => !cancelled && setMessages(loaded));
+      load();
+      const stopFollowing = onNote("saved", id, load);
+      return () => {
+        cancelled = true;
+        stopFollowing();
+      };
+    }
     // An answer that this conversation's last view left is stopped with it; its last save comes first.
     void stopAnswering(id)
       .then(() => loadWhole(id))
@@ -120,7 +138,7 @@ export function useConversation(
       // Another conversation is opened: the answer being given here stops, kept as far as it got.
       answering.get(id)?.controller.abort();
     };
-  }, [id, session]);
+  }, [hold, id, session]);
 
   const update = useCallback((message: ChatMessage, final: boolean) => {
     setMessages((current) => {
@@ -131,7 +149,10 @@ export function useConversation(
     const now = performance.now();
     if (final || now - (lastSaved.current.get(message.id) ?? 0) > STREAM_SAVE_INTERVAL_MS) {
       lastSaved.current.set(message.id, now);
-      void saveMessage(message).catch((error: unknown) => setNotice(`Could not save: ${String(error)}`));
+      void saveMessage(message).then(
+        () => final && announceSaved(message.conversationId),
+        (error: unknown) => setNotice(`Could not save: ${String(error)}`),
+      );
     }
   }, []);
 
@@ -207,8 +228,10 @@ export function useConversation(
     [config, files, id, modelChoice, onConversationChange, pythonNetwork, scope, session, settings, update],
   );
 
+  const here = hold === "here";
   const send = useCallback(
     async (text: string) => {
+      if (!here) return false;
       const message: ChatMessage = {
         id: crypto.randomUUID(),
         conversationId: id,
@@ -224,6 +247,7 @@ export function useConversation(
         setNotice(`Your message could not be saved, so it was not sent (${storageFailure(error)}). Free some space in the browser's storage and send it again.`);
         return false;
       }
+      announceSaved(id);
       onConversationChange(id, (current) => ({
         ...current,
         title: current.title === NEW_TITLE ? text.slice(0, 60) : current.title,
@@ -234,13 +258,15 @@ export function useConversation(
       await turn([...messages, message]);
       return true;
     },
-    [id, messages, onConversationChange, turn],
+    [here, id, messages, onConversationChange, turn],
   );
 
-  const retry = useCallback(() => turn(messages), [messages, turn]);
+  const retry = useCallback(async () => {
+    if (here) await turn(messages);
+  }, [here, messages, turn]);
 
   // One Stop: it ends the answer being streamed and, through the run's owner, the Python run, wherever it runs.
   const stop = useCallback(() => answering.get(id)?.controller.abort(), [id]);
 
-  return { session, messages, busy, notice, send, retry, stop };
+  return { session, messages, busy, notice, elsewhere: hold === "elsewhere", takeOver, send, retry, stop };
 }
