@@ -44,8 +44,20 @@ test("an uploaded CSV is read by Python, a result file is downloaded, a deleted 
   // Deleting removes a file from the list and from Python's working directory.
   await upload(page, [{ name: "gone.txt", mimeType: "text/plain", buffer: Buffer.from("x") }]);
   await expect(filesList(page).getByRole("listitem")).toHaveCount(3);
-  await page.getByRole("button", { name: "Delete gone.txt" }).click();
+  // A Delete asks first, in the file's row: Escape keeps it, and focus goes back to its Delete button.
+  const deleteButton = page.getByRole("button", { name: "Delete gone.txt" });
+  const confirmation = page.getByRole("group", { name: "Delete gone.txt?" });
+  await deleteButton.click();
+  await expect(confirmation).toHaveAccessibleDescription("Delete gone.txt? Python no longer sees it, and it cannot be undone.");
+  await expect(confirmation.getByRole("button", { name: "Cancel" })).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(confirmation).toHaveCount(0);
+  await expect(deleteButton).toBeFocused();
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(3);
+  await deleteButton.click();
+  await confirmation.getByRole("button", { name: "Delete", exact: true }).click();
   await expect(filesList(page).getByRole("listitem")).toHaveCount(2);
+  await expect(page.getByRole("button", { name: "Upload files" })).toBeFocused();
 
   await page.reload();
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });

@@ -1,4 +1,5 @@
-import { useId, useRef, useState } from "react";
+import { useRef, useState } from "react";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
 import type { Conversation } from "../../model/conversation";
 
 interface Props {
@@ -19,7 +20,6 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
   // Where focus goes once the question is answered: the row's Delete button when kept, New chat when deleted.
   const keptFocus = useRef<string | null>(null);
   const newChat = useRef<HTMLButtonElement>(null);
-  const idPrefix = useId();
   const keep = (id: string) => {
     keptFocus.current = id;
     setDeleting(null);
@@ -45,31 +45,16 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
         {conversations.map((conversation) => (
           <li key={conversation.id} className={conversation.id === activeId ? "active" : undefined}>
             {deleting === conversation.id ? (
-              <div
-                role="group"
-                className="confirm-delete"
-                aria-label={`Delete ${conversation.title}?`}
-                aria-describedby={`${idPrefix}-${conversation.id}`}
-                onKeyDown={(event) => {
-                  if (event.key === "Escape") keep(conversation.id);
+              <ConfirmDelete
+                name={conversation.title}
+                question={`Delete “${conversation.title}” and its Python state? This cannot be undone.`}
+                onDelete={() => {
+                  setDeleting(null);
+                  onDelete(conversation);
+                  newChat.current?.focus();
                 }}
-              >
-                <span id={`${idPrefix}-${conversation.id}`}>Delete “{conversation.title}” and its Python state? This cannot be undone.</span>
-                <button
-                  type="button"
-                  className="danger"
-                  onClick={() => {
-                    setDeleting(null);
-                    onDelete(conversation);
-                    newChat.current?.focus();
-                  }}
-                >
-                  Delete
-                </button>
-                <button type="button" autoFocus onClick={() => keep(conversation.id)}>
-                  Cancel
-                </button>
-              </div>
+                onKeep={() => keep(conversation.id)}
+              />
             ) : renaming === conversation.id ? (
               <form
                 onSubmit={(event) => {

@@ -1,4 +1,5 @@
-import { useRef } from "react";
+import { useRef, useState } from "react";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
 import { WORKING_DIRECTORY } from "../../../workers/file-paths";
 import { formatBytes, formatLocalTime } from "../../runtime/output-model";
 import type { FilesState, SessionFiles } from "../../runtime/session-files";
@@ -6,6 +7,11 @@ import type { FilesState, SessionFiles } from "../../runtime/session-files";
 /** The person's files in this scope: upload, download, delete. Python sees them in its working directory. */
 export function FilesPanel({ files, state }: { files: SessionFiles | null; state: FilesState }) {
   const picker = useRef<HTMLInputElement>(null);
+  const uploadButton = useRef<HTMLButtonElement>(null);
+  // The file whose deletion awaits a second click, asked in its own row.
+  const [deleting, setDeleting] = useState<string | null>(null);
+  // Kept: focus goes back to the row's Delete button (deleted: to Upload files).
+  const keptFocus = useRef<string | null>(null);
   const download = async (path: string) => {
     const blob = await files?.blob(path);
     if (!blob) return;
@@ -20,7 +26,7 @@ export function FilesPanel({ files, state }: { files: SessionFiles | null; state
     <section className="files-panel" aria-label="Your files">
       <header>
         <h2>Files</h2>
-        <button type="button" onClick={() => picker.current?.click()} disabled={!files}>
+        <button type="button" ref={uploadButton} onClick={() => picker.current?.click()} disabled={!files}>
           Upload files
         </button>
         <input
@@ -48,18 +54,47 @@ export function FilesPanel({ files, state }: { files: SessionFiles | null; state
       <ul aria-label="Files" className="files-list">
         {state.files.map((file) => (
           <li key={file.path}>
-            <span className="file-name" title={file.path}>
-              {file.path}
-            </span>
-            <span className="file-meta">
-              {formatBytes(file.size)} · {formatLocalTime(file.modifiedAt)}
-            </span>
-            <button type="button" className="link-button" onClick={() => void download(file.path)} aria-label={`Download ${file.path}`}>
-              Download
-            </button>
-            <button type="button" className="link-button" onClick={() => void files?.remove(file.path)} aria-label={`Delete ${file.path}`}>
-              Delete
-            </button>
+            {deleting === file.path ? (
+              <ConfirmDelete
+                name={file.path}
+                question={`Delete ${file.path}? Python no longer sees it, and it cannot be undone.`}
+                onDelete={() => {
+                  setDeleting(null);
+                  void files?.remove(file.path);
+                  uploadButton.current?.focus();
+                }}
+                onKeep={() => {
+                  keptFocus.current = file.path;
+                  setDeleting(null);
+                }}
+              />
+            ) : (
+              <>
+                <span className="file-name" title={file.path}>
+                  {file.path}
+                </span>
+                <span className="file-meta">
+                  {formatBytes(file.size)} · {formatLocalTime(file.modifiedAt)}
+                </span>
+                <button type="button" className="link-button" onClick={() => void download(file.path)} aria-label={`Download ${file.path}`}>
+                  Download
+                </button>
+                <button
+                  type="button"
+                  className="link-button"
+                  aria-label={`Delete ${file.path}`}
+                  ref={(button) => {
+                    if (button && keptFocus.current === file.path) {
+                      keptFocus.current = null;
+                      button.focus();
+                    }
+                  }}
+                  onClick={() => setDeleting(file.path)}
+                >
+                  Delete
+                </button>
+              </>
+            )}
           </li>
         ))}
       </ul>
