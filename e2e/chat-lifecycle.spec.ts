@@ -176,3 +176,26 @@ test("a conversation open in two tabs is continued in one: the other follows it 
   await page.getByRole("textbox", { name: "Message" }).fill("Back in the first tab");
   await expect(page.getByRole("button", { name: "Send" })).toBeEnabled();
 });
+
+test("a conversation deleted in one tab while another tab answers in it is gone from both, and nothing of it is written back", async ({ page }) => {
+  const key = uniqueKey("delete-elsewhere");
+  const parts = Array.from({ length: 10 }, (_, i) => ({ type: "text" as const, text: `part${i + 1} ` }));
+  await script(key, [{ content: parts, delayMs: 400 }]);
+  await openChat(page, key);
+  await sendMessage(page, "Deleted elsewhere");
+  await expect(messages(page).getByText(/part1/)).toBeVisible({ timeout: 90_000 });
+  const conversation = (await storedMessages(page)).find((m) => m.status !== undefined)!.conversationId;
+  const other = await page.context().newPage();
+  await other.goto("/#/chat");
+  await other.getByRole("button", { name: "Delete Deleted elsewhere" }).click();
+  await other.getByRole("group", { name: "Delete Deleted elsewhere?" }).getByRole("button", { name: "Delete", exact: true }).click();
+  // The tab that was answering closes it too, and stops.
+  await expect(page.getByRole("button", { name: "Deleted elsewhere", exact: true })).toHaveCount(0);
+  await expect(other.getByRole("button", { name: "Deleted elsewhere", exact: true })).toHaveCount(0);
+  // Long enough for the whole answer to have come, had it gone on.
+  await page.waitForTimeout(13_000);
+  expect((await storedMessages(page)).filter((m) => m.conversationId === conversation)).toEqual([]);
+  const conversations = await storedRecords<{ id: string }>(page, "conversations");
+  expect(conversations.map((c) => c.id)).not.toContain(conversation);
+  await other.close();
+});

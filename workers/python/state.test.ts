@@ -98,6 +98,28 @@ async function mustRun(code: string): Promise<Cell> {
   return result;
 }
 
+describe("a definition whose replay is interrupted", () => {
+  const without = (source: string, spans: [number, number][]) => {
+    const state = py.pyimport("kiln.state");
+    try {
+      return state._without_lines(source, py.toPy(spans)) as string;
+    } finally {
+      state.destroy();
+    }
+  };
+
+  it("is blanked line for line, as Python numbers lines, keeping the cell's other lines where they were", () => {
+    // U+2028 ends a line for str.splitlines, not for Python.
+    const cell = 's = "a\u2028b"\n@decorated\nclass Looping:\n    while True: pass\ndef kept(): return 1\n';
+    expect(without(cell, [[2, 4]])).toBe('s = "a\u2028b"\n\n\n\ndef kept(): return 1\n');
+    expect(without("class A:\r\n    pass\r\nx = 1", [[1, 2]])).toBe("\n\nx = 1");
+  });
+
+  it("blanks the whole cell when what is left would not parse (a line shared with another statement)", () => {
+    expect(without('x = """a\n"""; class A: pass\ndef f(): return 1\n', [[2, 2]])).toBe("\n\n\n");
+  });
+});
+
 describe("capturing only what a run changed", () => {
   beforeAll(async () => {
     await mustRun(`

@@ -6,6 +6,7 @@ import { useSettings } from "../settings/settings-context";
 import { ConversationList } from "./ConversationList";
 import { ConversationView } from "./ConversationView";
 import { stopAnswering } from "./use-conversation";
+import { deleteEverywhere, onAnyNote } from "./conversation-lock";
 
 function newConversation(): Conversation {
   const now = Date.now();
@@ -24,6 +25,16 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
       setActiveId(list[0].id);
     });
   }, []);
+
+  // Deleted in another tab: gone here too (that tab deletes it once no tab continues it).
+  useEffect(
+    () =>
+      onAnyNote("deleted", (id) => {
+        disposeSession(`chat:${id}`);
+        setConversations((list) => list && list.filter((c) => c.id !== id));
+      }),
+    [],
+  );
 
   const onNew = useCallback(async () => {
     const created = newConversation();
@@ -44,24 +55,27 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
     );
   }, []);
 
-  const active = conversations?.find((c) => c.id === activeId);
+  // (The first one when the open one was deleted in another tab.)
+  const active = conversations?.find((c) => c.id === activeId) ?? conversations?.[0];
   return (
     <main className="chat">
       <ConversationList
         conversations={conversations ?? []}
-        activeId={activeId}
+        activeId={active?.id}
         onSelect={setActiveId}
         onNew={() => void onNew()}
         onRename={(conversation, title) => onChange(conversation.id, (current) => ({ ...current, title }))}
         onDelete={(conversation) => {
-          // Its answer stops first (no more requests), and what it saves is deleted with the rest.
-          void stopAnswering(conversation.id).then(() => {
-            disposeSession(`chat:${conversation.id}`);
-            return deleteConversation(conversation.id);
-          });
+          // Its answer stops first (no more requests), here and in any other tab, and what it saves is deleted with the rest.
+          void stopAnswering(conversation.id).then(() =>
+            deleteEverywhere(conversation.id, async () => {
+              disposeSession(`chat:${conversation.id}`);
+              await deleteConversation(conversation.id);
+            }),
+          );
           const rest = (conversations ?? []).filter((c) => c.id !== conversation.id);
           setConversations(rest);
-          if (conversation.id === activeId) {
+          if (conversation.id === active?.id) {
             if (rest.length) setActiveId(rest[0].id);
             else void onNew();
           }

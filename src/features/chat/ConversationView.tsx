@@ -19,7 +19,7 @@ interface Props {
 }
 
 export function ConversationView({ conversation, settings, onChange, onOpenSettings }: Props) {
-  const { session, messages, busy, notice, elsewhere, takeOver, send, retry, stop } = useConversation(
+  const { session, messages, busy, notice, elsewhere, takeOver, takingOver, send, retry, stop } = useConversation(
     conversation.id,
     conversation.pythonNetwork === true,
     conversation.model,
@@ -124,13 +124,17 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
             </span>
           </div>
         </div>
-        <MessageList messages={messages} busy={busy} onRetry={() => void retry()} />
+        <MessageList messages={messages} busy={busy} onRetry={elsewhere ? undefined : () => void retry()} />
         {elsewhere && (
           <p className="chat-notice" role="status">
-            This conversation is open in another tab, which continues it; here it follows what that tab saves.
-            <button type="button" className="link-button" onClick={takeOver}>
-              Use it here
-            </button>
+            {takingOver
+              ? "Taking this conversation over: the other tab is stopping its answer and saving it…"
+              : "This conversation is open in another tab, which continues it; here it follows what that tab saves."}
+            {!takingOver && (
+              <button type="button" className="link-button" onClick={takeOver}>
+                Use it here
+              </button>
+            )}
           </p>
         )}
         {!online && (

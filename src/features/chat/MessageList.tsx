@@ -7,7 +7,8 @@ import { PythonCell } from "./PythonCell";
 interface Props {
   messages: readonly ChatMessage[];
   busy: boolean;
-  onRetry: () => void;
+  /** Absent where this tab does not continue the conversation (another tab does). */
+  onRetry?: () => void;
 }
 
 /** The conversation: the person's messages, the model's answers with their Python cells. */
@@ -49,7 +50,7 @@ export function MessageList({ messages, busy, onRetry }: Props) {
             {message.status === "error" && (
               <div className="notice notice-warning" role="alert">
                 {message.error}
-                {message === last && !busy && (
+                {message === last && !busy && onRetry && (
                   <button type="button" onClick={onRetry}>
                     Retry
                   </button>

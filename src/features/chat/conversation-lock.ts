@@ -8,15 +8,20 @@
  */
 import { useEffect, useRef, useState } from "react";
 
-/** `waiting` until the lock answers (a moment); `here` when this tab continues it; `elsewhere` when another tab does. */
-export type Hold = "waiting" | "here" | "elsewhere";
+/**
+ * `waiting` until the lock answers (a moment); `here` when this tab continues it; `elsewhere`
+ * when another tab does; `taking` while this tab waits for that one to stop and save.
+ */
+export type Hold = "waiting" | "here" | "elsewhere" | "taking";
 
 interface Note {
-  type: "saved" | "released";
+  type: "saved" | "released" | "deleted";
   id: string;
 }
 
 const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("kiln-conversations") : undefined;
+const locks = typeof navigator !== "undefined" ? navigator.locks : undefined;
+const lockName = (id: string) => `kiln-conversation:${id}`;
 
 /** Tell other tabs showing conversation `id` that a message of it was saved. */
 export function announceSaved(id: string): void {
@@ -25,23 +30,47 @@ export function announceSaved(id: string): void {
 
 /** Call `listener` whenever another tab says `type` about conversation `id`. Returns the unsubscribe. */
 export function onNote(type: Note["type"], id: string, listener: () => void): () => void {
+  return onAnyNote(type, (about) => about === id && listener());
+}
+
+/** Call `listener` with the conversation whenever another tab says `type` about one. Returns the unsubscribe. */
+export function onAnyNote(type: Note["type"], listener: (id: string) => void): () => void {
   const handle = (event: MessageEvent<Note>) => {
-    if (event.data?.type === type && event.data.id === id) listener();
+    if (event.data?.type === type && typeof event.data.id === "string") listener(event.data.id);
   };
   channel?.addEventListener("message", handle);
   return () => channel?.removeEventListener("message", handle);
 }
 
 /** How long a tab taking over waits for the other one to save what its answer got to. */
-const RELEASE_WAIT_MS = 5000;
+const RELEASE_WAIT_MS = 15_000;
+/** How long a tab waits for the lock before it shows the conversation as continued elsewhere. */
+const ELSEWHERE_AFTER_MS = 300;
+/** How long a delete waits for the tab continuing the conversation to stop and save. */
+const DELETE_WAIT_MS = 20_000;
 
 /**
- * This tab's hold on conversation `id`. `onLost` runs when another tab takes it over (it stops
- * this tab's answer and resolves once its last save is done), before that tab is told to go on.
+ * Deletes conversation `id` everywhere: other tabs close it (stopping any answer and saving
+ * first), and `remove` runs once none continues it, so that nothing of it is written back.
  */
-export function useConversationLock(id: string, onLost: () => Promise<void>): { hold: Hold; takeOver: () => void } {
-  const locks = typeof navigator !== "undefined" ? navigator.locks : undefined;
-  const [hold, setHold] = useState<Hold>(locks ? "waiting" : "here");
+export async function deleteEverywhere(id: string, remove: () => Promise<void>): Promise<void> {
+  channel?.postMessage({ type: "deleted", id } satisfies Note);
+  if (!locks) return remove();
+  await locks.request(lockName(id), { signal: AbortSignal.timeout(DELETE_WAIT_MS) }, remove).catch(remove);
+}
+
+/**
+ * This tab's hold on conversation `id`. `onLost` runs when another tab takes it over and when
+ * this view closes (it stops this tab's answer and resolves once its last save is done),
+ * before any other tab is let go on. `isHere()` says, at the moment it is called, whether this
+ * tab still continues it.
+ */
+export function useConversationLock(
+  id: string,
+  onLost: () => Promise<void>,
+): { hold: Hold; takeOver: () => void; isHere: () => boolean } {
+  const [hold, setHoldState] = useState<Hold>(locks ? "waiting" : "here");
+  const current = useRef<Hold>(hold);
   const lost = useRef(onLost);
   useEffect(() => {
     lost.current = onLost;
@@ -50,26 +79,37 @@ export function useConversationLock(id: string, onLost: () => Promise<void>): { 
 
   useEffect(() => {
     if (!locks) return;
-    const name = `kiln-conversation:${id}`;
+    const setHold = (next: Hold) => {
+      current.current = next;
+      setHoldState(next);
+    };
+    const name = lockName(id);
     const closed = new AbortController();
     let letGo = () => undefined as void;
     const closing = new Promise<void>((resolve) => (letGo = resolve));
+    /** Bumped whenever the lock is taken from this tab: a take-over still waiting then does not go on. */
+    let generation = 0;
     /** Whether a request of this tab already waits in line. */
     let inLine = false;
     /** Holds the lock until the view closes. */
     const held = async (waitFirst?: Promise<void>) => {
+      const mine = generation;
       await waitFirst;
-      if (closed.signal.aborted) return;
+      if (closed.signal.aborted || mine !== generation) return;
       setHold("here");
       await closing;
     };
     const onEnd = (error: unknown) => {
       if (closed.signal.aborted) return;
-      // Taken over by another tab (or the request was refused): read-only here, and next in line.
-      setHold("elsewhere");
-      if (error instanceof DOMException && error.name === "AbortError") {
-        void lost.current().finally(() => channel?.postMessage({ type: "released", id } satisfies Note));
+      if (!(error instanceof DOMException && error.name === "AbortError")) {
+        // Web Locks refused (not taken by another tab): this tab continues it, as without them.
+        setHold("here");
+        return;
       }
+      // Taken over by another tab: read-only here, once the answer here has stopped and saved, and next in line.
+      generation++;
+      setHold("elsewhere");
+      void lost.current().finally(() => channel?.postMessage({ type: "released", id } satisfies Note));
       queue();
     };
     const queue = () => {
@@ -85,6 +125,8 @@ export function useConversationLock(id: string, onLost: () => Promise<void>): { 
       });
     };
     takeOverRef.current = () => {
+      if (current.current !== "elsewhere") return;
+      setHold("taking");
       let off = () => undefined as void;
       const released = new Promise<void>((resolve) => {
         off = onNote("released", id, resolve);
@@ -92,19 +134,16 @@ export function useConversationLock(id: string, onLost: () => Promise<void>): { 
       }).finally(off);
       void locks.request(name, { steal: true }, () => held(released)).catch(onEnd);
     };
-    void locks
-      .request(name, { ifAvailable: true }, (lock) => {
-        if (lock) return held();
-        setHold("elsewhere");
-        queue();
-      })
-      .catch(onEnd);
+    queue();
+    const shown = setTimeout(() => current.current === "waiting" && setHold("elsewhere"), ELSEWHERE_AFTER_MS);
     return () => {
+      clearTimeout(shown);
       closed.abort();
-      letGo();
+      // The lock goes once this view's answer has stopped and saved: the next tab reads all of it.
+      void lost.current().finally(letGo);
       setHold("waiting");
     };
-  }, [id, locks]);
+  }, [id]);
 
-  return { hold, takeOver: () => takeOverRef.current() };
+  return { hold, takeOver: () => takeOverRef.current(), isHere: () => current.current === "here" };
 }

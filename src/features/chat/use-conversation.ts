@@ -60,6 +60,8 @@ export interface ConversationView {
   elsewhere: boolean;
   /** Continue the conversation in this tab instead (the other one stops its answer and turns read-only). */
   takeOver: () => void;
+  /** Waiting for the other tab to stop its answer and save it, after `takeOver`. */
+  takingOver: boolean;
   /** False when the message could not be saved: then it is not sent either (the notice says why). */
   send: (text: string) => Promise<boolean>;
   retry: () => Promise<void>;
@@ -97,13 +99,13 @@ export function useConversation(
   const session = getSession(scope, config);
   const files = getSessionFiles(scope, session);
   const id = conversationId;
-  const { hold, takeOver } = useConversationLock(id, () => stopAnswering(id));
+  const { hold, takeOver, isHere } = useConversationLock(id, () => stopAnswering(id));
   useEffect(() => session.configure(config), [session, config]);
 
   useEffect(() => {
     if (hold === "waiting") return;
     let cancelled = false;
-    if (hold === "elsewhere") {
+    if (hold !== "here") {
       // Followed as the other tab saves it; its interpreter is brought back again if this tab takes over.
       restoredOnThisPage.delete(id);
       const load = () => void loadMessages(id).then((loaded) => !cancelled && setMessages(loaded));
@@ -164,6 +166,8 @@ export function useConversation(
         setNotice(NO_MODEL);
         return;
       }
+      // Taken over by another tab meanwhile (while the message was being saved): that tab answers it.
+      if (!isHere()) return;
       const sandbox = sandboxChoice(provider);
       const controller = new AbortController();
       let end = () => undefined as void;
@@ -225,7 +229,7 @@ export function useConversation(
         }));
       }
     },
-    [config, files, id, modelChoice, onConversationChange, pythonNetwork, scope, session, settings, update],
+    [config, files, id, isHere, modelChoice, onConversationChange, pythonNetwork, scope, session, settings, update],
   );
 
   const here = hold === "here";
@@ -268,5 +272,6 @@ export function useConversation(
   // One Stop: it ends the answer being streamed and, through the run's owner, the Python run, wherever it runs.
   const stop = useCallback(() => answering.get(id)?.controller.abort(), [id]);
 
-  return { session, messages, busy, notice, elsewhere: hold === "elsewhere", takeOver, send, retry, stop };
+  const elsewhere = hold === "elsewhere" || hold === "taking";
+  return { session, messages, busy, notice, elsewhere, takeOver, takingOver: hold === "taking", send, retry, stop };
 }

@@ -8,10 +8,12 @@ import type { FilesState, SessionFiles } from "../../runtime/session-files";
 export function FilesPanel({ files, state }: { files: SessionFiles | null; state: FilesState }) {
   const picker = useRef<HTMLInputElement>(null);
   const uploadButton = useRef<HTMLButtonElement>(null);
-  // The file whose deletion awaits a second click, asked in its own row.
+  // The file whose deletion awaits a second click, asked in its own row: that version of it, so
+  // that a file Python removes or rewrites meanwhile is not asked about (nor deleted) unseen.
   const [deleting, setDeleting] = useState<string | null>(null);
   // Kept: focus goes back to the row's Delete button (deleted: to Upload files).
   const keptFocus = useRef<string | null>(null);
+  const version = (file: { path: string; modifiedAt: number }) => `${file.path}\u0000${file.modifiedAt}`;
   const download = async (path: string) => {
     const blob = await files?.blob(path);
     if (!blob) return;
@@ -54,7 +56,7 @@ export function FilesPanel({ files, state }: { files: SessionFiles | null; state
       <ul aria-label="Files" className="files-list">
         {state.files.map((file) => (
           <li key={file.path}>
-            {deleting === file.path ? (
+            {deleting === version(file) ? (
               <ConfirmDelete
                 name={file.path}
                 question={`Delete ${file.path}? Python no longer sees it, and it cannot be undone.`}
@@ -64,7 +66,7 @@ export function FilesPanel({ files, state }: { files: SessionFiles | null; state
                   uploadButton.current?.focus();
                 }}
                 onKeep={() => {
-                  keptFocus.current = file.path;
+                  keptFocus.current = version(file);
                   setDeleting(null);
                 }}
               />
@@ -84,12 +86,12 @@ export function FilesPanel({ files, state }: { files: SessionFiles | null; state
                   className="link-button"
                   aria-label={`Delete ${file.path}`}
                   ref={(button) => {
-                    if (button && keptFocus.current === file.path) {
+                    if (button && keptFocus.current === version(file)) {
                       keptFocus.current = null;
                       button.focus();
                     }
                   }}
-                  onClick={() => setDeleting(file.path)}
+                  onClick={() => setDeleting(version(file))}
                 >
                   Delete
                 </button>

@@ -37,6 +37,7 @@ import builtins
 import gc
 import importlib
 import linecache
+import re
 import sys
 import types
 
@@ -256,26 +257,49 @@ def capture(namespace):
     return captured
 
 
+def _source_lines(source):
+    """The lines as Python numbers them (only ``\\n``, ``\\r\\n`` and ``\\r`` end one), each with its end."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", source)
+
+
+def _without_lines(source, spans):
+    """``source`` with the lines in ``spans`` (1-based, inclusive) blank, so later lines keep
+    their numbers in tracebacks; all of it blank if what is left no longer parses (a
+    definition shared a line with another statement)."""
+    lines = _source_lines(source)
+    for first, last in spans:
+        for index in range(first - 1, min(last, len(lines))):
+            lines[index] = "\n"
+    cleaned = "".join(lines)
+    try:
+        _parse(cleaned, "<cell>")
+    except SyntaxError:
+        return "\n" * len(lines)
+    return cleaned
+
+
 def _replay_definitions(namespace, filename, source):
     """Run the cell's definitions again. Returns the source without any definition whose
     replay was interrupted (it never finished, and would hold up every later restore the
     same way), or ``None`` when none was."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    lines = None
-    for node in _parse(source, filename).body:
+    try:
+        body = _parse(source, filename).body
+    except SyntaxError:
+        return None  # saved by an older version, or damaged: nothing of it is replayed
+    interrupted = []
+    for node in body:
         if not isinstance(node, _DEFINITIONS):
             continue
         module = ast.Module(body=[node], type_ignores=[])
         try:
             exec(compile(module, filename, "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), namespace)
         except KeyboardInterrupt:
-            lines = lines or source.splitlines(True)
             first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", ()))])
-            for index in range(first - 1, node.end_lineno):
-                lines[index] = "\n"  # blank, so later lines keep their numbers in tracebacks
+            interrupted.append((first, node.end_lineno))
         except BaseException:  # noqa: BLE001 - a definition that fails now is reported lost
             pass
-    return None if lines is None else "".join(lines)
+    return _without_lines(source, interrupted) if interrupted else None
 
 
 def restore(namespace, cells, names, values, modules):
