@@ -1,6 +1,7 @@
 import { expect, test } from "./support/test";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground } from "./support/playground";
+import { storedRecords } from "./support/stored";
 
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
@@ -213,6 +214,44 @@ test("the conversation exports as a Jupyter notebook (nbformat 4) with code and 
     { output_type: "stream", name: "stdout", text: ["exported\n"] },
     { output_type: "execute_result", data: { "text/plain": ["42"] }, metadata: {}, execution_count: 1 },
   ]);
+});
+
+test("an exported notebook carries Python's HTML and SVG without their scripts, and no JavaScript output", async ({ page }) => {
+  const key = uniqueKey("export-rich");
+  const code = [
+    "class Rich:",
+    "    def _repr_mimebundle_(self, include=None, exclude=None):",
+    "        return {",
+    "            'text/plain': 'Rich()',",
+    "            'text/html': '<b>bold</b><script>window.pwned = 1</script><img src=\"x\" onerror=\"window.pwned = 2\">',",
+    "            'image/svg+xml': '<svg xmlns=\"http://www.w3.org/2000/svg\"><script>window.pwned = 3</script><circle r=\"5\" onload=\"window.pwned = 4\"/></svg>',",
+    "            'application/javascript': 'window.pwned = 5',",
+    "        }",
+    "Rich()",
+  ].join("\n");
+  await script(key, [{ content: [{ type: "tool_use", name: "python", input: { code } }] }, { content: [{ type: "text", text: "Shown." }] }]);
+  await openChat(page, key);
+  await sendMessage(page, "Rich output");
+  await answered(page, "Shown.");
+  // The attack ran: Python's output, as stored, holds the scripts.
+  const stored = JSON.stringify(await storedRecords(page, "messages"));
+  expect(stored).toContain("<script>window.pwned = 1</script>");
+  expect(stored).toContain("application/javascript");
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export notebook" }).click();
+  const notebook = JSON.parse(await (await (await download).createReadStream()).toArray().then((c) => Buffer.concat(c).toString("utf8")));
+  const cell = notebook.cells.find((cell: { cell_type: string }) => cell.cell_type === "code");
+  const data = cell.outputs[0].data as Record<string, string[]>;
+  expect(Object.keys(data).sort()).toEqual(["image/svg+xml", "text/html", "text/plain"]);
+  expect(data["text/plain"].join("")).toBe("Rich()");
+  const html = data["text/html"].join("");
+  const svg = data["image/svg+xml"].join("");
+  expect(html).toContain("<b>bold</b>");
+  expect(svg).toContain("<circle");
+  for (const text of [html, svg]) {
+    expect(text).not.toContain("<script");
+    expect(text).not.toContain("pwned");
+  }
 });
 
 test("pause_turn is continued until Claude ends its turn", async ({ page }) => {

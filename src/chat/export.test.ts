@@ -34,7 +34,7 @@ describe("export", () => {
       { ...base, id: "m4", seq: 3, role: "assistant", status: "error", content: [], error: `The API failed (500): key ${KEY}` },
     ];
     const markdown = toMarkdown(conversation, messages);
-    const notebook = toNotebook(messages);
+    const notebook = toNotebook(messages, { html: (html) => html, svg: (svg) => svg });
     expect(markdown).toContain("3");
     expect(JSON.parse(notebook).cells).toHaveLength(3);
     for (const text of [markdown, notebook]) expect(text).not.toContain(KEY);

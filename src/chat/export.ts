@@ -39,10 +39,28 @@ const lines = (text: string) => text.split(/(?<=\n)/);
 
 type NotebookOutput = Record<string, unknown>;
 
-function notebookOutputs(cell: CellRecord, count: number): NotebookOutput[] {
+/**
+ * Makes Python's HTML and SVG safe for a notebook reader that renders them as they are (one
+ * that trusts the notebook): no script, event handler or `javascript:` link. Kiln itself shows
+ * them only in a sandboxed frame.
+ */
+export interface OutputCleaner {
+  html(html: string): string;
+  svg(svg: string): string;
+}
+
+function notebookOutputs(cell: CellRecord, count: number, clean: OutputCleaner): NotebookOutput[] {
   const outputs: NotebookOutput[] = [];
   const bundle = (data: MimeBundle) =>
-    Object.fromEntries(Object.entries(data).map(([mime, value]) => [mime, mime.startsWith("image/") && mime !== "image/svg+xml" ? value : lines(value)]));
+    Object.fromEntries(
+      Object.entries(data).flatMap(([mime, value]): [string, string | string[]][] => {
+        // Code for the reader to run (Jupyter's `application/javascript`) is left out.
+        if (/javascript|ecmascript/i.test(mime)) return [];
+        if (mime === "text/html") return [[mime, lines(clean.html(value))]];
+        if (mime === "image/svg+xml") return [[mime, lines(clean.svg(value))]];
+        return [[mime, mime.startsWith("image/") ? value : lines(value)]];
+      }),
+    );
   for (const item of cell.outputs) {
     if (item.kind === "stream") outputs.push({ output_type: "stream", name: item.name, text: lines(item.text) });
     else if (item.kind === "display") outputs.push({ output_type: "display_data", data: bundle(item.data), metadata: {} });
@@ -63,7 +81,7 @@ function notebookOutputs(cell: CellRecord, count: number): NotebookOutput[] {
 }
 
 /** The conversation's Python cells with their outputs, and its text as Markdown cells (nbformat 4). */
-export function toNotebook(messages: readonly ChatMessage[], pythonVersion = "3"): string {
+export function toNotebook(messages: readonly ChatMessage[], clean: OutputCleaner, pythonVersion = "3"): string {
   const cells = cellsById(messages);
   const notebookCells: Record<string, unknown>[] = [];
   let count = 0;
@@ -81,7 +99,7 @@ export function toNotebook(messages: readonly ChatMessage[], pythonVersion = "3"
           execution_count: count,
           metadata: {},
           source: lines(cell.code),
-          outputs: notebookOutputs(cell, count),
+          outputs: notebookOutputs(cell, count, clean),
         });
       }
     }

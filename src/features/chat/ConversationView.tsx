@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { download, toMarkdown, toNotebook } from "../../chat/export";
+import { notebookCleaner } from "../../components/output-cleaner";
 import type { Conversation } from "../../model/conversation";
 import type { Settings } from "../../storage/settings";
 import { loadDraft, saveDraft } from "../../storage/conversations";
@@ -118,7 +119,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               <button type="button" onClick={() => download(`${fileBase}.md`, toMarkdown(conversation, messages), "text/markdown")}>
                 Export Markdown
               </button>
-              <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(messages), "application/x-ipynb+json")}>
+              <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(messages, notebookCleaner), "application/x-ipynb+json")}>
                 Export notebook
               </button>
             </span>
