@@ -50,13 +50,14 @@ const ELSEWHERE_AFTER_MS = 300;
 const DELETE_WAIT_MS = 20_000;
 
 /**
- * Deletes conversation `id` everywhere: other tabs close it (stopping any answer and saving
- * first), and `remove` runs once none continues it, so that nothing of it is written back.
+ * Deletes conversation `id` everywhere: `remove` runs at once (a reload right after finds it
+ * gone), other tabs close it (stopping any answer, and saving what it got to), and `remove`
+ * runs again once none continues it, so that nothing of it written meanwhile stays.
  */
 export async function deleteEverywhere(id: string, remove: () => Promise<void>): Promise<void> {
   channel?.postMessage({ type: "deleted", id } satisfies Note);
-  if (!locks) return remove();
-  await locks.request(lockName(id), { signal: AbortSignal.timeout(DELETE_WAIT_MS) }, remove).catch(remove);
+  await remove();
+  await locks?.request(lockName(id), { signal: AbortSignal.timeout(DELETE_WAIT_MS) }, remove).catch(() => undefined);
 }
 
 /**
