@@ -26,7 +26,7 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
     });
   }, []);
 
-  // Deleted in another tab: gone here too (that tab deletes it once no tab continues it).
+  // Deleted in another tab: gone here too (that tab deletes it, and again once no tab continues it).
   useEffect(
     () =>
       onAnyNote("deleted", (id) => {

@@ -6,7 +6,7 @@
  * conversation opened, or the tab closed), or at once with "Use it here", which makes the first
  * tab read-only in turn once it has stopped its answer and saved what it got to.
  */
-import { useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 
 /**
  * `waiting` until the lock answers (a moment); `here` when this tab continues it; `elsewhere`
@@ -146,5 +146,7 @@ export function useConversationLock(
     };
   }, [id]);
 
-  return { hold, takeOver: () => takeOverRef.current(), isHere: () => current.current === "here" };
+  const takeOver = useCallback(() => takeOverRef.current(), []);
+  const isHere = useCallback(() => current.current === "here", []);
+  return { hold, takeOver, isHere };
 }

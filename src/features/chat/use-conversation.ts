@@ -232,10 +232,9 @@ export function useConversation(
     [config, files, id, isHere, modelChoice, onConversationChange, pythonNetwork, scope, session, settings, update],
   );
 
-  const here = hold === "here";
   const send = useCallback(
     async (text: string) => {
-      if (!here) return false;
+      if (!isHere()) return false;
       const message: ChatMessage = {
         id: crypto.randomUUID(),
         conversationId: id,
@@ -262,12 +261,10 @@ export function useConversation(
       await turn([...messages, message]);
       return true;
     },
-    [here, id, messages, onConversationChange, turn],
+    [id, isHere, messages, onConversationChange, turn],
   );
 
-  const retry = useCallback(async () => {
-    if (here) await turn(messages);
-  }, [here, messages, turn]);
+  const retry = useCallback(() => turn(messages), [messages, turn]);
 
   // One Stop: it ends the answer being streamed and, through the run's owner, the Python run, wherever it runs.
   const stop = useCallback(() => answering.get(id)?.controller.abort(), [id]);
