@@ -5,7 +5,7 @@
 import { expect, test } from "./support/test";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import type { Page } from "@playwright/test";
-import { storedRecords } from "./support/stored";
+import { holdStores, storedRecords } from "./support/stored";
 
 const call = (code: string) => ({ content: [{ type: "tool_use" as const, name: "python", input: { code } }] });
 const say = (text: string) => ({ content: [{ type: "text" as const, text }] });
@@ -198,4 +198,34 @@ test("a conversation deleted in one tab while another tab answers in it is gone 
   const conversations = await storedRecords<{ id: string }>(page, "conversations");
   expect(conversations.map((c) => c.id)).not.toContain(conversation);
   await other.close();
+});
+
+test("a conversation deleted just before a reload stays deleted, even when storage had not written the delete yet", async ({ page }) => {
+  const key = uniqueKey("delete-reload");
+  await script(key, [say("Kept answer."), say("Gone answer.")]);
+  await openChat(page, key);
+  await sendMessage(page, "Kept topic");
+  await expect(messages(page).getByText("Kept answer.")).toBeVisible();
+  await page.getByRole("button", { name: "New chat" }).click();
+  await sendMessage(page, "Gone topic");
+  await expect(messages(page).getByText("Gone answer.")).toBeVisible();
+  const titled = async () => (await storedRecords<{ id: string; title: string }>(page, "conversations")).find((c) => c.title === "Gone topic")?.id;
+  await expect.poll(titled).toBeDefined();
+  const gone = (await titled())!;
+
+  // Another page of the same origin keeps a transaction on the conversations going, so the delete waits behind it.
+  const held = await holdStores(page, ["conversations", "messages"]);
+  await page.getByRole("button", { name: "Delete Gone topic" }).click();
+  await page.getByRole("group", { name: "Delete Gone topic?" }).getByRole("button", { name: "Delete", exact: true }).click();
+  await expect(page.getByRole("button", { name: "Gone topic", exact: true })).toHaveCount(0);
+  await page.reload();
+  await page.waitForTimeout(500);
+  // The page that deleted it is gone, and its delete never reached storage.
+  expect(await held.keys()).toContain(gone);
+
+  await held.release();
+  await expect(page.getByRole("button", { name: "Kept topic", exact: true })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Gone topic", exact: true })).toHaveCount(0);
+  expect((await storedRecords<{ id: string }>(page, "conversations")).map((c) => c.id)).not.toContain(gone);
+  expect((await storedMessages(page)).filter((m) => m.conversationId === gone)).toEqual([]);
 });

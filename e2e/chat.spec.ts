@@ -1,7 +1,7 @@
 import { expect, test } from "./support/test";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground } from "./support/playground";
-import { storedRecords } from "./support/stored";
+import { holdStores, storedRecords } from "./support/stored";
 
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
@@ -266,6 +266,31 @@ test("pause_turn is continued until Claude ends its turn", async ({ page }) => {
   await expect(messages(page).getByText("Working on it.")).toBeVisible();
   const second = (await requests(key))[1].body as { messages: { role: string }[] };
   expect(second.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+});
+
+test("New chat opens the new conversation at once, even while storage is slow to save it: what is typed next goes there", async ({ page }) => {
+  const key = uniqueKey("new-chat-slow");
+  await script(key, [{ content: [{ type: "text", text: "First answer." }] }, { content: [{ type: "text", text: "Second answer." }] }]);
+  await openChat(page, key);
+  await sendMessage(page, "First topic");
+  await expect(messages(page).getByText("First answer.")).toBeVisible();
+  const held = await holdStores(page, ["conversations"]);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
+  await expect(messages(page).getByText("First answer.")).toHaveCount(0);
+  // Storage had not saved it yet.
+  expect(await held.keys()).toHaveLength(1);
+  await sendMessage(page, "Second topic");
+  await held.release();
+  await expect(messages(page).getByText("Second answer.")).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Second topic" })).toBeVisible();
+  await expect
+    .poll(async () => (await storedRecords<{ title: string }>(page, "conversations")).map((c) => c.title).sort())
+    .toEqual(["First topic", "Second topic"]);
+  await page.getByRole("button", { name: "First topic", exact: true }).click();
+  await expect(messages(page).getByText("First answer.")).toBeVisible();
+  await expect(messages(page).getByText("Second topic")).toHaveCount(0);
+  await expect(page.getByRole("textbox", { name: "Message" })).toHaveValue("");
 });
 
 test("conversations are renamed, switched and deleted after confirmation", async ({ page }) => {

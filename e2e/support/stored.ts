@@ -15,3 +15,40 @@ export function storedRecords<T>(page: Page, store: string): Promise<T[]> {
     store,
   );
 }
+
+/**
+ * Keeps a read-write transaction on `stores` going from another page of the app's origin, so
+ * that every write of the app to them waits behind it (storage that is slow to answer). `keys()`
+ * reads the first store's keys as they are meanwhile; `release()` lets the app's writes go on.
+ */
+export async function holdStores(page: Page, stores: string[]) {
+  const other = await page.context().newPage();
+  await other.goto("/icon.svg");
+  await other.evaluate(
+    (names) =>
+      new Promise<void>((started) => {
+        const held = window as unknown as { keys?: IDBValidKey[]; release?: boolean };
+        const open = indexedDB.open("kiln");
+        open.onsuccess = () => {
+          const store = open.result.transaction(names, "readwrite").objectStore(names[0]);
+          const spin = () => {
+            const read = store.getAllKeys();
+            read.onsuccess = () => {
+              held.keys = read.result;
+              started();
+              if (!held.release) spin();
+            };
+          };
+          spin();
+        };
+      }),
+    stores,
+  );
+  return {
+    keys: () => other.evaluate(() => (window as unknown as { keys: IDBValidKey[] }).keys),
+    release: async () => {
+      await other.evaluate(() => ((window as unknown as { release: boolean }).release = true));
+      await other.close();
+    },
+  };
+}

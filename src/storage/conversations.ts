@@ -3,10 +3,46 @@ import type { ChatMessage, Conversation } from "../model/conversation";
 import { openAppDb } from "./db";
 
 /**
- * Every conversation, newest first; with none, `first` is saved and is the list. One transaction:
+ * Conversations whose delete has begun, noted in localStorage, which is written at once: a
+ * reload or a closed tab right after a Delete cannot bring the conversation back, because the
+ * next start finishes the delete.
+ */
+const DELETING = "kiln-deleting";
+
+function deletesBegun(): string[] {
+  try {
+    const ids: unknown = JSON.parse(localStorage.getItem(DELETING) ?? "[]");
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function noteDeletes(ids: string[]): void {
+  try {
+    if (ids.length) localStorage.setItem(DELETING, JSON.stringify(ids));
+    else localStorage.removeItem(DELETING);
+  } catch {
+    // No localStorage (blocked, or full): the delete still goes on, only a reload in its first moments can undo it.
+  }
+}
+
+export function deleteBegun(id: string): void {
+  noteDeletes([...new Set([...deletesBegun(), id])]);
+}
+
+export function deleteDone(id: string): void {
+  noteDeletes(deletesBegun().filter((begun) => begun !== id));
+}
+
+/**
+ * Every conversation, newest first, once deletes a closed page began are finished; with none, `first` is saved and is the list. One transaction:
  * two callers at once (a view mounted twice) find the same first conversation.
  */
 export async function listOrStartConversations(first: () => Conversation): Promise<Conversation[]> {
+  for (const id of deletesBegun()) {
+    await deleteConversation(id).then(() => deleteDone(id), () => undefined);
+  }
   const db = await openAppDb();
   const tx = db.transaction("conversations", "readwrite");
   const list = (await tx.store.index("updatedAt").getAll()).reverse();

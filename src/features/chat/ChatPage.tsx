@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { NEW_TITLE, type Conversation } from "../../model/conversation";
-import { deleteConversation, listOrStartConversations, saveConversation } from "../../storage/conversations";
+import { deleteBegun, deleteConversation, deleteDone, listOrStartConversations, saveConversation } from "../../storage/conversations";
 import { disposeSession } from "../../runtime/use-python-session";
 import { useSettings } from "../settings/settings-context";
 import { ConversationList } from "./ConversationList";
@@ -36,11 +36,12 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
     [],
   );
 
-  const onNew = useCallback(async () => {
+  // Opened at once (what is typed next goes into it), and saved meanwhile; its first message saves it again with its title.
+  const onNew = useCallback(() => {
     const created = newConversation();
-    await saveConversation(created);
     setConversations((list) => [created, ...(list ?? [])]);
     setActiveId(created.id);
+    void saveConversation(created).catch(() => undefined);
   }, []);
 
   /** Change one conversation, in the list and in IndexedDB. */
@@ -63,21 +64,24 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
         conversations={conversations ?? []}
         activeId={active?.id}
         onSelect={setActiveId}
-        onNew={() => void onNew()}
+        onNew={onNew}
         onRename={(conversation, title) => onChange(conversation.id, (current) => ({ ...current, title }))}
         onDelete={(conversation) => {
           // Its answer stops first (no more requests), here and in any other tab, and what it saves is deleted with the rest.
-          void stopAnswering(conversation.id).then(() =>
-            deleteEverywhere(conversation.id, async () => {
-              disposeSession(`chat:${conversation.id}`);
-              await deleteConversation(conversation.id);
-            }),
-          );
+          deleteBegun(conversation.id);
+          void stopAnswering(conversation.id)
+            .then(() =>
+              deleteEverywhere(conversation.id, async () => {
+                disposeSession(`chat:${conversation.id}`);
+                await deleteConversation(conversation.id);
+              }),
+            )
+            .then(() => deleteDone(conversation.id));
           const rest = (conversations ?? []).filter((c) => c.id !== conversation.id);
           setConversations(rest);
           if (conversation.id === active?.id) {
             if (rest.length) setActiveId(rest[0].id);
-            else void onNew();
+            else onNew();
           }
         }}
       />
