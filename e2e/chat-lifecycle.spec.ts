@@ -229,3 +229,27 @@ test("a conversation deleted just before a reload stays deleted, even when stora
   expect((await storedRecords<{ id: string }>(page, "conversations")).map((c) => c.id)).not.toContain(gone);
   expect((await storedMessages(page)).filter((m) => m.conversationId === gone)).toEqual([]);
 });
+
+test("a file uploaded in a conversation's read-only tab is listed in both tabs and reaches the Python of the tab that continues it", async ({ page }) => {
+  const key = uniqueKey("two-tabs-files");
+  await script(key, [say("One."), call("print('rows:', open('from-other.csv').read().split())"), say("Read it.")]);
+  await openChat(page, key);
+  await sendMessage(page, "Files in two tabs");
+  await answered(page, "One.");
+  const other = await page.context().newPage();
+  await other.goto("/#/chat");
+  await other.getByRole("button", { name: "Files in two tabs", exact: true }).click();
+  await expect(other.getByRole("status").filter({ hasText: "open in another tab" })).toBeVisible();
+
+  const chooser = other.waitForEvent("filechooser");
+  await other.getByRole("button", { name: "Upload files" }).click();
+  await (await chooser).setFiles([{ name: "from-other.csv", mimeType: "text/csv", buffer: Buffer.from("x,y\n3,4\n") }]);
+  const listed = (tab: Page) => tab.getByRole("list", { name: "Files" }).getByRole("listitem").filter({ hasText: "from-other.csv" });
+  await expect(listed(other)).toBeVisible();
+  await expect(listed(page)).toBeVisible();
+  await expect(other.getByText(/Uploading/)).toHaveCount(0);
+  await sendMessage(page, "Read the file");
+  await answered(page, "Read it.");
+  await expect(page.getByRole("region", { name: "Python cell" })).toContainText("rows: ['x,y', '3,4']");
+  await other.close();
+});

@@ -66,6 +66,29 @@ test("an uploaded CSV is read by Python, a result file is downloaded, a deleted 
   await expect(output(page)).toContainText("Lima,19 mean temp 16.7 False");
 });
 
+test("two tabs of the Playground share its files: an upload, a file Python wrote and a delete in one reach the other's list and Python", async ({ page }) => {
+  await openPlayground(page);
+  const other = await page.context().newPage();
+  await openPlayground(other);
+  await upload(page, [{ name: "shared.csv", mimeType: "text/csv", buffer: Buffer.from("a,b\n1,2\n") }]);
+  await expect(filesList(other).getByRole("listitem").filter({ hasText: "shared.csv" })).toContainText("8 bytes");
+  await run(other, "print('row:', open('shared.csv').read().split()[1])\nopen('made.txt', 'w').write('made in the other tab')");
+  await expect(output(other)).toContainText("row: 1,2");
+  await expect(filesList(page).getByRole("listitem").filter({ hasText: "made.txt" })).toBeVisible();
+  await run(page, "print(open('made.txt').read())");
+  await expect(output(page)).toContainText("made in the other tab");
+
+  await page.getByRole("button", { name: "Delete shared.csv" }).click();
+  await page.getByRole("group", { name: "Delete shared.csv?" }).getByRole("button", { name: "Delete", exact: true }).click();
+  await expect(filesList(other).getByRole("listitem").filter({ hasText: "shared.csv" })).toHaveCount(0);
+  await run(other, "import os\nprint('still there:', os.path.exists('shared.csv'), os.path.exists('made.txt'))");
+  await expect(output(other)).toContainText("still there: False True");
+  // Nothing went back and forth: each tab lists the two tabs' one file left.
+  await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
+  await expect(filesList(other).getByRole("listitem")).toHaveCount(1);
+  await other.close();
+});
+
 test("file names with spaces, Unicode and path tricks stay inside the working directory", async ({ page }) => {
   await openPlayground(page);
   await upload(page, [

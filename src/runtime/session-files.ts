@@ -20,24 +20,28 @@ export interface FilesState {
 
 /**
  * A scope's files (a conversation's, the Playground's): kept in IndexedDB, put into every
- * worker of the session as it starts, and saved back after each run.
+ * worker of the session as it starts, and saved back after each run. Another tab of the same
+ * scope that saves or deletes one says so, and this tab's list and Python follow.
  */
 export class SessionFiles {
   private state: FilesState = { files: [], progress: "", problem: "" };
   private readonly listeners = new Set<() => void>();
   /** The worker's files as last seen: path → size and mtime. */
   private seen = new Map<string, string>();
+  /** The saved version of each file that this tab's Python has: path → size and modification time. */
+  private held = new Map<string, string>();
   private work: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly scope: string,
-    private readonly session: PythonSession,
+    readonly session: PythonSession,
   ) {
     session.setWorkerSetup(async (api) => {
       const stored = await listStoredFiles(scope);
       // Blobs: the worker reads each itself.
       for (const file of stored) await api.writeFile(file.path, file.data);
       this.seen = new Map((await api.listFiles()).map((file) => [file.path, stamp(file)]));
+      this.held = new Map(stored.map((file) => [file.path, version(file)]));
       this.publish({ files: stored.map(entry) });
     });
   }
@@ -70,8 +74,11 @@ export class SessionFiles {
           () => undefined,
           (error: unknown) => error,
         );
+        const saved = { scope: this.scope, path, data: file, size: file.size, modifiedAt: file.lastModified || Date.now() };
         try {
-          await storeFile({ scope: this.scope, path, data: file, size: file.size, modifiedAt: file.lastModified || Date.now() });
+          await storeFile(saved);
+          this.held.set(path, version(saved));
+          announce(this.scope);
         } catch (error) {
           problems.push(error instanceof Error ? error.message : String(error));
           // Not kept, so not left in Python either: the saved file of that name, if any, goes back.
@@ -114,8 +121,11 @@ export class SessionFiles {
         const data = await this.session.readFile(file.path);
         try {
           const blob = new Blob([data as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" });
-          await storeFile({ scope: this.scope, path: file.path, data: blob, size: data.byteLength, modifiedAt: file.mtimeMs });
+          const saved = { scope: this.scope, path: file.path, data: blob, size: data.byteLength, modifiedAt: file.mtimeMs };
+          await storeFile(saved);
           this.seen.set(file.path, stamp(file));
+          this.held.set(file.path, version(saved));
+          announce(this.scope);
         } catch (error) {
           problems.push(error instanceof Error ? error.message : String(error));
         }
@@ -124,6 +134,8 @@ export class SessionFiles {
       for (const path of [...this.seen.keys()].filter((path) => !present.has(path))) {
         await deleteStoredFile(this.scope, path);
         this.seen.delete(path);
+        this.held.delete(path);
+        announce(this.scope);
       }
       await this.refresh(problems.join(" "));
     });
@@ -132,9 +144,37 @@ export class SessionFiles {
   remove(path: string): Promise<void> {
     return this.serial(async () => {
       await deleteStoredFile(this.scope, path);
+      announce(this.scope);
       await this.session.deleteFile(path);
       this.seen.delete(path);
+      this.held.delete(path);
       await this.refresh("");
+    });
+  }
+
+  /**
+   * Another tab saved or deleted files of this scope: listed here as they are saved, and put
+   * into (or taken out of) this tab's Python, so that it has them if it runs next.
+   */
+  follow(): Promise<void> {
+    return this.serial(async () => {
+      const stored = await listStoredFiles(this.scope);
+      this.publish({ files: stored.map(entry) });
+      const changed = new Set<string>();
+      for (const file of stored) {
+        if (this.held.get(file.path) === version(file)) continue;
+        await this.session.writeFile(file.path, file.data);
+        this.held.set(file.path, version(file));
+        changed.add(file.path);
+      }
+      const present = new Set(stored.map((file) => file.path));
+      for (const path of [...this.held.keys()].filter((path) => !present.has(path))) {
+        await this.session.deleteFile(path).catch(() => undefined);
+        this.held.delete(path);
+        this.seen.delete(path);
+      }
+      // Known as they are now, so the next sync does not save them back.
+      for (const file of await this.session.listFiles()) if (changed.has(file.path)) this.seen.set(file.path, stamp(file));
     });
   }
 
@@ -171,14 +211,23 @@ export class SessionFiles {
 const MAX_SAVED_FILE_BYTES = 256 * 2 ** 20;
 
 const stamp = (file: { size: number; mtimeMs: number }) => `${file.size}:${file.mtimeMs}`;
+const version = (file: { size: number; modifiedAt: number }) => `${file.size}:${file.modifiedAt}`;
 const entry = (file: StoredFile): FileEntry => ({ path: file.path, size: file.size, modifiedAt: file.modifiedAt });
 
 const registry = new Map<string, SessionFiles>();
 
-/** The files of `scope`, tied to its session for the page's lifetime. */
+/** Tabs tell each other which scope's saved files changed. */
+const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("kiln-files") : undefined;
+const announce = (scope: string) => channel?.postMessage({ scope });
+channel?.addEventListener("message", (event: MessageEvent<{ scope?: unknown }>) => {
+  const scope = event.data?.scope;
+  if (typeof scope === "string") void registry.get(scope)?.follow();
+});
+
+/** The files of `scope`, tied to its session for as long as that session lasts. */
 export function getSessionFiles(scope: string, session: PythonSession): SessionFiles {
   let files = registry.get(scope);
-  if (!files) {
+  if (!files || files.session !== session) {
     files = new SessionFiles(scope, session);
     registry.set(scope, files);
   }
