@@ -5,7 +5,7 @@ import path from "node:path";
 import type { FileChooser, Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { launchOwnChromium } from "./support/chromium";
-import { openPlayground, output, run } from "./support/playground";
+import { openPlayground, output, run, startRun } from "./support/playground";
 
 const filesList = (page: Page) => page.getByRole("list", { name: "Files" });
 
@@ -86,6 +86,29 @@ test("two tabs of the Playground share its files: an upload, a file Python wrote
   // Nothing went back and forth: each tab lists the two tabs' one file left.
   await expect(filesList(page).getByRole("listitem")).toHaveCount(1);
   await expect(filesList(other).getByRole("listitem")).toHaveCount(1);
+  await other.close();
+});
+
+test("a file another tab saves during a run is not put in under it: uploads here still go on, and what the run wrote is kept in both tabs", async ({ page }) => {
+  await openPlayground(page);
+  const other = await page.context().newPage();
+  await openPlayground(other);
+  const finished = await startRun(page, "open('out.txt', 'w').write('from this run')\nimport time\ntime.sleep(8)\nprint('during the run:', open('out.txt').read())");
+  await expect(page.getByRole("status")).toContainText("Running");
+  await upload(other, [{ name: "out.txt", mimeType: "text/plain", buffer: Buffer.from("uploaded in the other tab") }]);
+  await expect(filesList(page).getByRole("listitem").filter({ hasText: "out.txt" })).toContainText("25 bytes");
+  // An upload here during the run is saved and listed at once, not held up by the other tab's file.
+  await upload(page, [{ name: "mine.txt", mimeType: "text/plain", buffer: Buffer.from("mine") }]);
+  await expect(filesList(page).getByRole("listitem").filter({ hasText: "mine.txt" })).toBeVisible();
+  await expect(page.getByRole("status")).toContainText("Running");
+  await finished();
+  await expect(output(page)).toContainText("during the run: from this run");
+  // The run ended after the upload: what it wrote is the file, in both tabs' lists and Pythons.
+  for (const tab of [page, other]) {
+    await expect(filesList(tab).getByRole("listitem").filter({ hasText: "out.txt" })).toContainText("13 bytes");
+    await run(tab, "print('now:', open('out.txt').read(), open('mine.txt').read())");
+    await expect(output(tab)).toContainText("now: from this run mine");
+  }
   await other.close();
 });
 

@@ -37,6 +37,22 @@ test("Stop interrupts time.sleep at once; variables survive", async ({ playgroun
   await expectValue(page, "napping", "'awake'");
 });
 
+// The worker's own postMessage reaches its frame, which listens to nothing of it after start-up:
+// each 50 MB message is still copied there, on the thread the frame shares with the page.
+test("Python flooding its frame with 50 MB messages leaves the page usable: Stop ends it, and the variables are back", async ({ playground: page }) => {
+  await run(page, "before_flood = 'kept'");
+  const finished = await startRun(
+    page,
+    "import js, time\nbig = js.Uint8Array.new(50_000_000)\nn = 0\nwhile True:\n    js.postMessage(big)\n    n += 1\n    if n % 10 == 0:\n        print('posted', n)\n        time.sleep(0)",
+  );
+  // The flood is under way: 30 messages, 1.5 GB, went to the frame.
+  await expect(output(page)).toContainText("posted 30", { timeout: 60_000 });
+  await page.getByRole("button", { name: "Stop" }).click();
+  await finished();
+  await expect(output(page)).toContainText("Interrupted after");
+  await expectValue(page, "before_flood", "'kept'");
+});
+
 /** Stop `code` a few times over: each run ends softly (no restart), and `check` then holds. */
 async function stopSoftly(page: Page, code: string, check: [expression: string, expected: string], underWay?: string): Promise<void> {
   for (let round = 0; round < 3; round++) {

@@ -30,6 +30,8 @@ export class SessionFiles {
   private seen = new Map<string, string>();
   /** The saved version of each file that this tab's Python has: path → size and modification time. */
   private held = new Map<string, string>();
+  /** Another tab changed the saved files since this tab's Python last caught up with them. */
+  private behind = false;
   private work: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -78,7 +80,6 @@ export class SessionFiles {
         try {
           await storeFile(saved);
           this.held.set(path, version(saved));
-          announce(this.scope);
         } catch (error) {
           problems.push(error instanceof Error ? error.message : String(error));
           // Not kept, so not left in Python either: the saved file of that name, if any, goes back.
@@ -96,6 +97,7 @@ export class SessionFiles {
       }
       // Known as they are now, so the next sync does not read them back.
       for (const file of await this.session.listFiles()) if (added.has(file.path)) this.seen.set(file.path, stamp(file));
+      if (added.size) announce(this.scope);
       await this.refresh(problems.join(" "));
     });
   }
@@ -104,6 +106,7 @@ export class SessionFiles {
   sync(): Promise<void> {
     return this.serial(async () => {
       const problems: string[] = [];
+      let changed = false;
       const now = await this.session.listFiles();
       for (const file of now) {
         if (this.seen.get(file.path) === stamp(file)) continue;
@@ -125,7 +128,7 @@ export class SessionFiles {
           await storeFile(saved);
           this.seen.set(file.path, stamp(file));
           this.held.set(file.path, version(saved));
-          announce(this.scope);
+          changed = true;
         } catch (error) {
           problems.push(error instanceof Error ? error.message : String(error));
         }
@@ -135,8 +138,11 @@ export class SessionFiles {
         await deleteStoredFile(this.scope, path);
         this.seen.delete(path);
         this.held.delete(path);
-        announce(this.scope);
+        changed = true;
       }
+      if (changed) announce(this.scope);
+      // What another tab saved meanwhile, now that the run is over.
+      if (this.behind) await this.catchUp();
       await this.refresh(problems.join(" "));
     });
   }
@@ -153,29 +159,43 @@ export class SessionFiles {
   }
 
   /**
-   * Another tab saved or deleted files of this scope: listed here as they are saved, and put
-   * into (or taken out of) this tab's Python, so that it has them if it runs next.
+   * Another tab saved or deleted files of this scope: listed here at once, and put into (or
+   * taken out of) this tab's Python between runs, so that it has them if it runs next. A run
+   * under way is not changed under it: its Python catches up once it has ended and its own
+   * changes are saved.
    */
-  follow(): Promise<void> {
-    return this.serial(async () => {
-      const stored = await listStoredFiles(this.scope);
-      this.publish({ files: stored.map(entry) });
-      const changed = new Set<string>();
-      for (const file of stored) {
-        if (this.held.get(file.path) === version(file)) continue;
-        await this.session.writeFile(file.path, file.data);
-        this.held.set(file.path, version(file));
-        changed.add(file.path);
-      }
-      const present = new Set(stored.map((file) => file.path));
-      for (const path of [...this.held.keys()].filter((path) => !present.has(path))) {
-        await this.session.deleteFile(path).catch(() => undefined);
-        this.held.delete(path);
-        this.seen.delete(path);
-      }
-      // Known as they are now, so the next sync does not save them back.
-      for (const file of await this.session.listFiles()) if (changed.has(file.path)) this.seen.set(file.path, stamp(file));
-    });
+  follow(): void {
+    this.behind = true;
+    void listStoredFiles(this.scope).then(
+      (stored) => this.publish({ files: stored.map(entry) }),
+      () => undefined,
+    );
+    if (this.session.currentState.kind !== "running") void this.serial(() => (this.behind ? this.catchUp() : Promise.resolve()));
+  }
+
+  /** Bring this tab's Python to the saved files, but for files its Python changed since they were saved. */
+  private async catchUp(): Promise<void> {
+    this.behind = false;
+    const stored = await listStoredFiles(this.scope);
+    const inPython = new Map((await this.session.listFiles()).map((file) => [file.path, stamp(file)]));
+    const untouched = (path: string) => inPython.get(path) === this.seen.get(path);
+    const written = new Set<string>();
+    for (const file of stored) {
+      if (this.held.get(file.path) === version(file) || !untouched(file.path)) continue;
+      await this.session.writeFile(file.path, file.data);
+      this.held.set(file.path, version(file));
+      written.add(file.path);
+    }
+    const present = new Set(stored.map((file) => file.path));
+    for (const path of [...this.held.keys()].filter((path) => !present.has(path))) {
+      this.held.delete(path);
+      if (!untouched(path)) continue;
+      await this.session.deleteFile(path).catch(() => undefined);
+      this.seen.delete(path);
+    }
+    // Known as they are now, so the next sync does not save them back.
+    for (const file of await this.session.listFiles()) if (written.has(file.path)) this.seen.set(file.path, stamp(file));
+    this.publish({ files: stored.map(entry) });
   }
 
   /** The saved content of a file, for downloading. */

@@ -35,14 +35,18 @@ export function deleteDone(id: string): void {
   noteDeletes(deletesBegun().filter((begun) => begun !== id));
 }
 
+/** Finishes the deletes that a page closed or reloaded before storage had written; returns their conversations. */
+export async function finishBegunDeletes(): Promise<string[]> {
+  const begun = deletesBegun();
+  for (const id of begun) await deleteConversation(id).then(() => deleteDone(id), () => undefined);
+  return begun;
+}
+
 /**
- * Every conversation, newest first, once deletes a closed page began are finished; with none, `first` is saved and is the list. One transaction:
+ * Every conversation, newest first; with none, `first` is saved and is the list. One transaction:
  * two callers at once (a view mounted twice) find the same first conversation.
  */
 export async function listOrStartConversations(first: () => Conversation): Promise<Conversation[]> {
-  for (const id of deletesBegun()) {
-    await deleteConversation(id).then(() => deleteDone(id), () => undefined);
-  }
   const db = await openAppDb();
   const tx = db.transaction("conversations", "readwrite");
   const list = (await tx.store.index("updatedAt").getAll()).reverse();

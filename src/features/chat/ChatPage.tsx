@@ -1,12 +1,12 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { NEW_TITLE, type Conversation } from "../../model/conversation";
-import { deleteBegun, deleteConversation, deleteDone, listOrStartConversations, saveConversation } from "../../storage/conversations";
+import { deleteBegun, deleteConversation, deleteDone, finishBegunDeletes, listOrStartConversations, saveConversation } from "../../storage/conversations";
 import { disposeSession } from "../../runtime/use-python-session";
 import { useSettings } from "../settings/settings-context";
 import { ConversationList } from "./ConversationList";
 import { ConversationView } from "./ConversationView";
 import { stopAnswering } from "./use-conversation";
-import { deleteEverywhere, onAnyNote } from "./conversation-lock";
+import { announceDeleted, deleteEverywhere, onAnyNote } from "./conversation-lock";
 
 function newConversation(): Conversation {
   const now = Date.now();
@@ -19,17 +19,30 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
   const [conversations, setConversations] = useState<Conversation[] | null>(null);
   const [activeId, setActiveId] = useState<string>();
 
+  /** Conversations another tab deleted since this page started (also while its list was being read). */
+  const deletedElsewhere = useRef(new Set<string>());
+
   useEffect(() => {
-    void listOrStartConversations(newConversation).then((list) => {
-      setConversations(list);
-      setActiveId(list[0].id);
-    });
+    // Deletes a closed page began are finished first, and other tabs told.
+    void finishBegunDeletes()
+      .then((finished) => finished.forEach(announceDeleted))
+      .then(() => listOrStartConversations(newConversation))
+      .then((read) => {
+        const list = read.filter((c) => !deletedElsewhere.current.has(c.id));
+        if (!list.length) {
+          list.push(newConversation());
+          void saveConversation(list[0]).catch(() => undefined);
+        }
+        setConversations(list);
+        setActiveId(list[0].id);
+      });
   }, []);
 
   // Deleted in another tab: gone here too (that tab deletes it, and again once no tab continues it).
   useEffect(
     () =>
       onAnyNote("deleted", (id) => {
+        deletedElsewhere.current.add(id);
         disposeSession(`chat:${id}`);
         setConversations((list) => list && list.filter((c) => c.id !== id));
       }),
@@ -69,6 +82,7 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
         onDelete={(conversation) => {
           // Its answer stops first (no more requests), here and in any other tab, and what it saves is deleted with the rest.
           deleteBegun(conversation.id);
+          announceDeleted(conversation.id);
           void stopAnswering(conversation.id)
             .then(() =>
               deleteEverywhere(conversation.id, async () => {

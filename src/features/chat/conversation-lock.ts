@@ -28,6 +28,11 @@ export function announceSaved(id: string): void {
   channel?.postMessage({ type: "saved", id } satisfies Note);
 }
 
+/** Tell other tabs that conversation `id` is deleted: they close it, and stop any answer in it. */
+export function announceDeleted(id: string): void {
+  channel?.postMessage({ type: "deleted", id } satisfies Note);
+}
+
 /** Call `listener` whenever another tab says `type` about conversation `id`. Returns the unsubscribe. */
 export function onNote(type: Note["type"], id: string, listener: () => void): () => void {
   return onAnyNote(type, (about) => about === id && listener());
@@ -55,7 +60,7 @@ const DELETE_WAIT_MS = 20_000;
  * runs again once none continues it, so that nothing of it written meanwhile stays.
  */
 export async function deleteEverywhere(id: string, remove: () => Promise<void>): Promise<void> {
-  channel?.postMessage({ type: "deleted", id } satisfies Note);
+  announceDeleted(id);
   await remove();
   await locks?.request(lockName(id), { signal: AbortSignal.timeout(DELETE_WAIT_MS) }, remove).catch(() => undefined);
 }
