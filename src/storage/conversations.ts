@@ -3,36 +3,37 @@ import type { ChatMessage, Conversation } from "../model/conversation";
 import { openAppDb } from "./db";
 
 /**
- * Conversations whose delete has begun, noted in localStorage, which is written at once: a
- * reload or a closed tab right after a Delete cannot bring the conversation back, because the
- * next start finishes the delete.
+ * Conversations whose delete has begun, noted in localStorage (one key each, `kiln-deleting:<id>`,
+ * so that tabs noting at once lose none), which is written at once: a reload or a closed tab
+ * right after a Delete cannot bring the conversation back, because the next start finishes the
+ * delete.
  */
-const DELETING = "kiln-deleting";
+const DELETING = "kiln-deleting:";
 
 function deletesBegun(): string[] {
   try {
-    const ids: unknown = JSON.parse(localStorage.getItem(DELETING) ?? "[]");
-    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string") : [];
+    return Object.keys(localStorage)
+      .filter((key) => key.startsWith(DELETING))
+      .map((key) => key.slice(DELETING.length));
   } catch {
     return [];
   }
 }
 
-function noteDeletes(ids: string[]): void {
+function note(change: () => void): void {
   try {
-    if (ids.length) localStorage.setItem(DELETING, JSON.stringify(ids));
-    else localStorage.removeItem(DELETING);
+    change();
   } catch {
     // No localStorage (blocked, or full): the delete still goes on, only a reload in its first moments can undo it.
   }
 }
 
 export function deleteBegun(id: string): void {
-  noteDeletes([...new Set([...deletesBegun(), id])]);
+  note(() => localStorage.setItem(DELETING + id, "1"));
 }
 
 export function deleteDone(id: string): void {
-  noteDeletes(deletesBegun().filter((begun) => begun !== id));
+  note(() => localStorage.removeItem(DELETING + id));
 }
 
 /** Finishes the deletes that a page closed or reloaded before storage had written; returns their conversations. */
