@@ -22,6 +22,14 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
   /** Conversations another tab deleted since this page started (also while its list was being read). */
   const deletedElsewhere = useRef(new Set<string>());
 
+  // Opened at once (what is typed next goes into it), and saved meanwhile; its first message saves it again with its title.
+  const onNew = useCallback(() => {
+    const created = newConversation();
+    setConversations((list) => [created, ...(list ?? [])]);
+    setActiveId(created.id);
+    void saveConversation(created).catch(() => undefined);
+  }, []);
+
   useEffect(() => {
     // Deletes a closed page began are finished first, and other tabs told.
     void finishBegunDeletes()
@@ -29,14 +37,11 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
       .then(() => listOrStartConversations(newConversation))
       .then((read) => {
         const list = read.filter((c) => !deletedElsewhere.current.has(c.id));
-        if (!list.length) {
-          list.push(newConversation());
-          void saveConversation(list[0]).catch(() => undefined);
-        }
         setConversations(list);
-        setActiveId(list[0].id);
+        if (list.length) setActiveId(list[0].id);
+        else onNew();
       });
-  }, []);
+  }, [onNew]);
 
   // Deleted in another tab: gone here too (that tab deletes it, and again once no tab continues it).
   useEffect(
@@ -48,14 +53,6 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
       }),
     [],
   );
-
-  // Opened at once (what is typed next goes into it), and saved meanwhile; its first message saves it again with its title.
-  const onNew = useCallback(() => {
-    const created = newConversation();
-    setConversations((list) => [created, ...(list ?? [])]);
-    setActiveId(created.id);
-    void saveConversation(created).catch(() => undefined);
-  }, []);
 
   /** Change one conversation, in the list and in IndexedDB. */
   const onChange = useCallback((id: string, change: (conversation: Conversation) => Conversation) => {
@@ -82,15 +79,11 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
         onDelete={(conversation) => {
           // Its answer stops first (no more requests), here and in any other tab, and what it saves is deleted with the rest.
           deleteBegun(conversation.id);
-          announceDeleted(conversation.id);
-          void stopAnswering(conversation.id)
-            .then(() =>
-              deleteEverywhere(conversation.id, async () => {
-                disposeSession(`chat:${conversation.id}`);
-                await deleteConversation(conversation.id);
-              }),
-            )
-            .then(() => deleteDone(conversation.id));
+          void deleteEverywhere(conversation.id, async () => {
+            await stopAnswering(conversation.id);
+            disposeSession(`chat:${conversation.id}`);
+            await deleteConversation(conversation.id);
+          }).then(() => deleteDone(conversation.id));
           const rest = (conversations ?? []).filter((c) => c.id !== conversation.id);
           setConversations(rest);
           if (conversation.id === active?.id) {
