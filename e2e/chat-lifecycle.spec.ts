@@ -91,6 +91,45 @@ test("a message that storage cannot take is not sent, says so, and stays in the 
   expect(await requests(key)).toHaveLength(0);
 });
 
+test("an answer and a new name that storage refuses are said to be unsaved, and saved once it takes writes again", async ({ page }) => {
+  const key = uniqueKey("full-later");
+  await script(key, [say("Kept through a full disk.")]);
+  await openChat(page, key);
+  // From here on storage refuses the answer and the conversation's record, as a full disk does; the question is taken.
+  await page.evaluate(() => {
+    const win = window as unknown as { kilnDiskFull: boolean };
+    win.kilnDiskFull = true;
+    const put = IDBObjectStore.prototype.put;
+    IDBObjectStore.prototype.put = function (...args: Parameters<typeof put>) {
+      const refused = this.name === "conversations" || (this.name === "messages" && (args[0] as { role?: string }).role === "assistant");
+      if (win.kilnDiskFull && refused) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+      return put.apply(this, args);
+    };
+  });
+  await sendMessage(page, "Fill the disk");
+  await answered(page, "Kept through a full disk.");
+  await page.getByRole("button", { name: "Rename Fill the disk" }).click();
+  await page.getByRole("textbox", { name: "Conversation name" }).fill("Named on a full disk");
+  await page.getByRole("textbox", { name: "Conversation name" }).press("Enter");
+  const unsaved = page.getByRole("alert").filter({ hasText: "Not saved yet" });
+  await expect(unsaved).toContainText(
+    "a reload now would lose an answer, a conversation's name and settings (QuotaExceededError: The quota has been exceeded).",
+  );
+  // The attack ran: neither the answer nor the name is in storage.
+  const stored = await storedMessages(page);
+  expect(stored.filter((m) => (m as { role?: string }).role === "assistant")).toEqual([]);
+  const records = await storedRecords<{ title: string }>(page, "conversations");
+  expect(records.map((c) => c.title)).not.toContain("Named on a full disk");
+
+  // Space is freed: both are written within seconds, with nothing typed or sent again.
+  await page.evaluate(() => ((window as unknown as { kilnDiskFull: boolean }).kilnDiskFull = false));
+  await expect(unsaved).toHaveCount(0, { timeout: 15_000 });
+  await page.reload();
+  await expect(page.getByRole("button", { name: "Named on a full disk", exact: true })).toBeVisible();
+  await expect(messages(page).getByText("Kept through a full disk.")).toBeVisible();
+  expect(await requests(key)).toHaveLength(1);
+});
+
 test("Stop while a request waits to be retried takes the retry line away", async ({ page }) => {
   const key = uniqueKey("stop-retry");
   const overloaded = { status: 529, error: { type: "overloaded_error", message: "Overloaded" } };

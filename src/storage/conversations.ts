@@ -1,6 +1,7 @@
 import type { SessionSnapshot } from "../../workers/python-api";
 import type { ChatMessage, Conversation } from "../model/conversation";
 import { openAppDb } from "./db";
+import { dropKept } from "./kept-saves";
 
 /**
  * Conversations whose delete has begun, noted in localStorage (one key each, `kiln-deleting:<id>`,
@@ -67,6 +68,8 @@ export async function saveConversation(conversation: Conversation): Promise<void
 
 /** A conversation with its messages and interpreter state, gone for good. */
 export async function deleteConversation(id: string): Promise<void> {
+  // Refused writes of its parts are not tried again: before the delete, nor after it (each would bring a part back).
+  dropKept(id);
   const db = await openAppDb();
   const tx = db.transaction(["conversations", "messages", "interpreterState", "sandboxes", "files", "drafts"], "readwrite");
   const keys = await tx.objectStore("messages").index("conversationId").getAllKeys(id);
@@ -81,6 +84,7 @@ export async function deleteConversation(id: string): Promise<void> {
     tx.objectStore("drafts").delete(id),
   ]);
   await tx.done;
+  dropKept(id);
 }
 
 export async function loadMessages(conversationId: string): Promise<ChatMessage[]> {

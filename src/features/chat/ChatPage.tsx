@@ -1,12 +1,18 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { NEW_TITLE, type Conversation } from "../../model/conversation";
 import { deleteBegun, deleteConversation, deleteDone, finishBegunDeletes, listOrStartConversations, saveConversation } from "../../storage/conversations";
+import { dropKept, saveKept } from "../../storage/kept-saves";
 import { disposeSession } from "../../runtime/use-python-session";
 import { useSettings } from "../settings/settings-context";
 import { ConversationList } from "./ConversationList";
 import { ConversationView } from "./ConversationView";
 import { stopAnswering } from "./use-conversation";
 import { announceDeleted, deleteEverywhere, onAnyNote } from "./conversation-lock";
+
+/** The conversation's record (its name, model and settings), tried again if storage refuses it. */
+function saveRecord(conversation: Conversation) {
+  void saveKept(`${conversation.id}:record`, "a conversation's name and settings", () => saveConversation(conversation));
+}
 
 function newConversation(): Conversation {
   const now = Date.now();
@@ -27,7 +33,7 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
     const created = newConversation();
     setConversations((list) => [created, ...(list ?? [])]);
     setActiveId(created.id);
-    void saveConversation(created).catch(() => undefined);
+    saveRecord(created);
   }, []);
 
   useEffect(() => {
@@ -48,6 +54,7 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
     () =>
       onAnyNote("deleted", (id) => {
         deletedElsewhere.current.add(id);
+        dropKept(id);
         disposeSession(`chat:${id}`);
         setConversations((list) => list && list.filter((c) => c.id !== id));
       }),
@@ -60,7 +67,7 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
       (list ?? []).map((c) => {
         if (c.id !== id) return c;
         const changed = change(c);
-        void saveConversation(changed);
+        saveRecord(changed);
         return changed;
       }),
     );

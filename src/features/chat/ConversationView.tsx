@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { download, toMarkdown, toNotebook } from "../../chat/export";
 import { notebookCleaner } from "../../components/output-cleaner";
 import type { Conversation } from "../../model/conversation";
 import type { Settings } from "../../storage/settings";
 import { loadDraft, saveDraft } from "../../storage/conversations";
+import { onRefusedSaves, refusedSaves, saveKept } from "../../storage/kept-saves";
 import { useOnline } from "../offline/use-online";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
@@ -11,6 +12,10 @@ import { MessageList } from "./MessageList";
 import { NO_MODEL, useConversation } from "./use-conversation";
 import { ModelPicker } from "./ModelPicker";
 import { chosenModel, configuredProviders } from "../../providers";
+
+function keepDraft(conversationId: string, text: string) {
+  void saveKept(`${conversationId}:draft`, "your draft", () => saveDraft(conversationId, text));
+}
 
 interface Props {
   conversation: Conversation;
@@ -31,6 +36,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
   const [draft, setDraft] = useState("");
   const [draftLoaded, setDraftLoaded] = useState(false);
   const online = useOnline();
+  const refused = useSyncExternalStore(onRefusedSaves, refusedSaves);
   const needsKey = !configuredProviders(settings).length;
   const model = chosenModel(settings, conversation.model);
 
@@ -53,14 +59,14 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
     unsaved.current = draft;
     const timer = setTimeout(() => {
       unsaved.current = null;
-      void saveDraft(conversation.id, draft);
+      keepDraft(conversation.id, draft);
     }, 200);
     return () => clearTimeout(timer);
   }, [conversation.id, draft, draftLoaded]);
   // Another conversation opened before that: the draft is saved now.
   useEffect(
     () => () => {
-      if (unsaved.current !== null) void saveDraft(conversation.id, unsaved.current);
+      if (unsaved.current !== null) keepDraft(conversation.id, unsaved.current);
     },
     [conversation.id],
   );
@@ -136,6 +142,12 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
                 Use it here
               </button>
             )}
+          </p>
+        )}
+        {refused.whats.length > 0 && (
+          <p className="chat-notice" role="alert">
+            Not saved yet, so a reload now would lose {refused.whats.join(", ")} ({refused.why}). Free some space in the
+            browser&apos;s storage: Kiln tries again every few seconds.
           </p>
         )}
         {!online && (

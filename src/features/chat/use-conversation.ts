@@ -7,10 +7,12 @@ import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
 import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage } from "../../storage/conversations";
 import { storageFailure } from "../../storage/db";
+import { saveKept } from "../../storage/kept-saves";
 import { PYTHON_VERSION, type Settings } from "../../storage/settings";
 import { nameList } from "../../runtime/output-model";
 import { getSessionFiles } from "../../runtime/session-files";
 import type { PythonSession } from "../../runtime/python-session";
+import type { SessionSnapshot } from "../../../workers/python-api";
 import { announceSaved, onNote, useConversationLock } from "./conversation-lock";
 
 /** Conversations whose interpreter was already brought back on this page. */
@@ -45,7 +47,7 @@ async function loadWhole(conversationId: string): Promise<ChatMessage[]> {
       ...(message.status === "streaming" && { status: "stopped" as const }),
       ...(message.cells && { cells: message.cells.map((cell) => (cell.status === "running" ? { ...cell, status: "interrupted" as const } : cell)) }),
     };
-    void saveMessage(whole).catch(() => undefined);
+    void saveKept(`${conversationId}:message:${whole.id}`, "an answer", () => saveMessage(whole));
     return whole;
   });
 }
@@ -69,6 +71,10 @@ export interface ConversationView {
 }
 
 const STREAM_SAVE_INTERVAL_MS = 250;
+
+function saveVariables(conversationId: string, snapshot: SessionSnapshot) {
+  void saveKept(`${conversationId}:variables`, "this conversation's Python variables", () => saveInterpreterState(conversationId, snapshot));
+}
 
 /** Shown when no provider is set up. */
 export const NO_MODEL = "Add an API key (or a local model server) in Settings to chat.";
@@ -127,7 +133,7 @@ export function useConversation(
         setNotice("Bringing this conversation's Python variables back…");
         const report = await session.restoreState(snapshot);
         // Values let go because their restore never ended: kept, they would hold up every reload.
-        if (session.savedState !== snapshot) void saveInterpreterState(id, session.savedState);
+        if (session.savedState !== snapshot) saveVariables(id, session.savedState);
         if (cancelled) return;
         setNotice(
           `Python state restored: ${nameList(report.kept) || "nothing"}.` +
@@ -151,10 +157,11 @@ export function useConversation(
     const now = performance.now();
     if (final || now - (lastSaved.current.get(message.id) ?? 0) > STREAM_SAVE_INTERVAL_MS) {
       lastSaved.current.set(message.id, now);
-      void saveMessage(message).then(
-        () => final && announceSaved(message.conversationId),
-        (error: unknown) => setNotice(`Could not save: ${String(error)}`),
-      );
+      // The last save of an answer tells a tab that follows this conversation (also when it is written on a retry).
+      void saveKept(`${message.conversationId}:message:${message.id}`, "an answer", async () => {
+        await saveMessage(message);
+        if (final) announceSaved(message.conversationId);
+      });
     }
   }, []);
 
@@ -204,7 +211,7 @@ export function useConversation(
           nextSeq: () => ++seq,
           update: (message, final) => {
             update(message, final);
-            if (final && message.cells) void saveInterpreterState(id, session.savedState);
+            if (final && message.cells) saveVariables(id, session.savedState);
           },
           onRetry: (text) => {
             retrying = text !== "";
