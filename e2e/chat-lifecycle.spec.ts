@@ -37,6 +37,27 @@ test("deleting a conversation mid-answer stops it: no request is sent after, and
   expect((await storedMessages(page)).filter((m) => m.conversationId === doomed)).toEqual([]);
 });
 
+test("a deleted conversation's Python variables leave the page's memory with it", async ({ page }) => {
+  const key = uniqueKey("delete-memory");
+  await script(key, [call("big = bytes(150 * 2**20)\nprint('held', len(big))"), say("Holding it.")]);
+  await openChat(page, key);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await sendMessage(page, "Hold a lot");
+  await answered(page, "Holding it.");
+  // Bytes of array buffers alive in the page's JavaScript, after a garbage collection (DevTools).
+  const cdp = await page.context().newCDPSession(page);
+  const buffers = async () => {
+    await cdp.send("HeapProfiler.collectGarbage");
+    return (await cdp.send("Runtime.getHeapUsage")).backingStorageSize;
+  };
+  // The page keeps the variable, to restore it into a new worker after a hard stop.
+  expect(await buffers()).toBeGreaterThan(150 * 2 ** 20);
+  await page.getByRole("button", { name: "Delete Hold a lot" }).click();
+  await page.getByRole("group", { name: "Delete Hold a lot?" }).getByRole("button", { name: "Delete", exact: true }).click();
+  await expect(page.getByRole("button", { name: "Hold a lot", exact: true })).toHaveCount(0);
+  await expect.poll(buffers, { timeout: 15_000 }).toBeLessThan(50 * 2 ** 20);
+});
+
 test("leaving a conversation mid-answer stops the answer there; back in it, it reads Stopped and can be sent to again", async ({ page }) => {
   const key = uniqueKey("switch-mid");
   // Ten blocks, each sent in three pieces 400 ms apart: about 12 s of answer.

@@ -42,10 +42,11 @@ export interface HostFrame {
   /** Where the page asks the frame for a worker, once the frame runs its code. */
   launcher: Promise<MessagePort>;
   /**
-   * Rejects once the frame has stopped answering (see frame-watch.ts): its process died, and
-   * every worker in it with it.
+   * Calls `listener` once the frame has stopped answering (see frame-watch.ts): its process
+   * died, and every worker in it with it. Returns the call that stops listening: a worker that
+   * ends first lets go, so that the frame, which lasts, keeps nothing of it (nor of its session).
    */
-  lost: Promise<never>;
+  onLost(listener: (reason: Error) => void): () => void;
   /** Workers of this page alive in it, shown on the element as `data-workers`. */
   workers: number;
   /** One more worker (+1) or one fewer (-1); a forgotten frame goes with its last worker. */
@@ -97,9 +98,13 @@ export function hostFrame(network: boolean): HostFrame {
   // The frame waits for these two texts (1.2 MB, from the HTTP cache on a repeat visit): asked
   // for before Pyodide's own files, so that they are not read behind the 10 MB of WebAssembly.
   const sources = Promise.all([moduleSource(hostUrl), moduleSource(workerUrl)]);
-  let lose: (reason: Error) => void = () => undefined;
-  const lost = new Promise<never>((_, reject) => (lose = reject));
-  lost.catch(() => undefined);
+  const listeners = new Set<(reason: Error) => void>();
+  let lostWith: Error | undefined;
+  const lose = (reason: Error) => {
+    lostWith = reason;
+    listeners.forEach((listener) => listener(reason));
+    listeners.clear();
+  };
   const launcher = Promise.all([sources, loaded]).then(([[hostSource, source]]) => {
     const { port1, port2 } = new MessageChannel();
     const start: HostStart = { kilnHost: 1, hostSource, source: `${COMPILE_EVERY_FUNCTION}\n${source}`, network, launcher: port2 };
@@ -125,7 +130,15 @@ export function hostFrame(network: boolean): HostFrame {
   const host: HostFrame = {
     element,
     launcher,
-    lost,
+    onLost: (listener) => {
+      if (lostWith) {
+        const reason = lostWith;
+        queueMicrotask(() => listener(reason));
+        return () => undefined;
+      }
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     workers: 0,
     count: (change) => {
       host.workers += change;

@@ -152,6 +152,8 @@ export class WorkerHandle {
   private readonly answers = new Map<number, (value: boolean) => void>();
   private end: (reason: Error) => void = () => undefined;
   private ended = false;
+  /** Stops listening for its frame's death. */
+  private leaveFrame: () => void = () => undefined;
 
   constructor(readonly config: WorkerConfig) {
     // Comlink talks over a port, so calls can be made before the worker exists: they wait.
@@ -204,7 +206,7 @@ export class WorkerHandle {
     this.host = hostFrame(config.network);
     this.host.count(+1);
     // Its frame's process died: so did this worker.
-    this.host.lost.catch((error: unknown) => this.fail(error));
+    this.leaveFrame = this.host.onLost((error) => this.fail(error));
     this.host.launcher
       .then((launcher) => {
         if (this.ended) return;
@@ -285,6 +287,7 @@ export class WorkerHandle {
     this.api.release();
     this.control.postMessage({ type: "terminate" } satisfies HostCommand);
     this.control.close();
+    this.leaveFrame();
     this.host.count(-1);
   }
 }

@@ -244,6 +244,11 @@ channel?.addEventListener("message", (event: MessageEvent<{ scope?: unknown }>) 
   if (typeof scope === "string") void registry.get(scope)?.follow();
 });
 
+/** A scope's session ended for good (its conversation deleted): its files object lets go of it and its saved state. */
+export function forgetSessionFiles(scope: string): void {
+  registry.delete(scope);
+}
+
 /** The files of `scope`, tied to its session for as long as that session lasts. */
 export function getSessionFiles(scope: string, session: PythonSession): SessionFiles {
   let files = registry.get(scope);

@@ -1,6 +1,7 @@
 import { useEffect, useSyncExternalStore } from "react";
 import { PythonSession, type SessionState } from "./python-session";
 import type { SessionConfig } from "./session-config";
+import { forgetSessionFiles } from "./session-files";
 
 const NOT_STARTED: SessionState = { kind: "loading", message: "Starting Python…" };
 
@@ -22,6 +23,7 @@ export function getSession(key: string, config: SessionConfig): PythonSession {
 export function disposeSession(key: string): void {
   sessions.get(key)?.dispose();
   sessions.delete(key);
+  forgetSessionFiles(key);
 }
 
 /** The session for `key`, started once `config` is known; its state follows along. */
