@@ -5,7 +5,7 @@
 import { expect, test } from "./support/test";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import type { Page } from "@playwright/test";
-import { holdStores, storedRecords } from "./support/stored";
+import { fillDisk, holdStores, setDiskFull, storedRecords } from "./support/stored";
 
 const call = (code: string) => ({ content: [{ type: "tool_use" as const, name: "python", input: { code } }] });
 const say = (text: string) => ({ content: [{ type: "text" as const, text }] });
@@ -99,13 +99,7 @@ test("a message that storage cannot take is not sent, says so, and stays in the 
   await script(key, [say("Should never be asked for.")]);
   await openChat(page, key);
   // Storage is full from here on: every write to the messages store fails as a full disk does.
-  await page.evaluate(() => {
-    const put = IDBObjectStore.prototype.put;
-    IDBObjectStore.prototype.put = function (...args: Parameters<typeof put>) {
-      if (this.name === "messages") throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
-      return put.apply(this, args);
-    };
-  });
+  await fillDisk(page, { messages: true });
   await sendMessage(page, "Keep this text");
   await expect(page.getByText(/Your message could not be saved, so it was not sent \(QuotaExceededError: The quota has been exceeded\)\. Free/)).toBeVisible();
   await expect(page.getByRole("textbox", { name: "Message" })).toHaveValue("Keep this text");
@@ -117,36 +111,34 @@ test("an answer and a new name that storage refuses are said to be unsaved, and 
   await script(key, [say("Kept through a full disk.")]);
   await openChat(page, key);
   // From here on storage refuses the answer and the conversation's record, as a full disk does; the question is taken.
-  await page.evaluate(() => {
-    const win = window as unknown as { kilnDiskFull: boolean };
-    win.kilnDiskFull = true;
-    const put = IDBObjectStore.prototype.put;
-    IDBObjectStore.prototype.put = function (...args: Parameters<typeof put>) {
-      const refused = this.name === "conversations" || (this.name === "messages" && (args[0] as { role?: string }).role === "assistant");
-      if (win.kilnDiskFull && refused) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
-      return put.apply(this, args);
-    };
-  });
+  await fillDisk(page, { conversations: true, messages: "assistant" });
   await sendMessage(page, "Fill the disk");
   await answered(page, "Kept through a full disk.");
   await page.getByRole("button", { name: "Rename Fill the disk" }).click();
   await page.getByRole("textbox", { name: "Conversation name" }).fill("Named on a full disk");
   await page.getByRole("textbox", { name: "Conversation name" }).press("Enter");
   const unsaved = page.getByRole("alert").filter({ hasText: "Not saved yet" });
-  await expect(unsaved).toContainText(
-    "a reload now would lose an answer, a conversation's name and settings (QuotaExceededError: The quota has been exceeded).",
-  );
+  await expect(unsaved).toContainText("a reload now would lose");
+  await expect(unsaved).toContainText("an answer");
+  await expect(unsaved).toContainText("its name and settings");
+  await expect(unsaved).toContainText("(QuotaExceededError: The quota has been exceeded). Free some space in the browser's storage");
   // The attack ran: neither the answer nor the name is in storage.
   const stored = await storedMessages(page);
   expect(stored.filter((m) => (m as { role?: string }).role === "assistant")).toEqual([]);
   const records = await storedRecords<{ title: string }>(page, "conversations");
   expect(records.map((c) => c.title)).not.toContain("Named on a full disk");
+  // Another conversation opened and this one again: the answer is shown as kept, not as storage has it (without it).
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
+  await expect(unsaved).toContainText("changes to another conversation");
+  await page.getByRole("button", { name: "Named on a full disk", exact: true }).click();
+  await expect(messages(page).getByText("Kept through a full disk.")).toBeVisible();
 
   // Space is freed: both are written within seconds, with nothing typed or sent again.
-  await page.evaluate(() => ((window as unknown as { kilnDiskFull: boolean }).kilnDiskFull = false));
+  await setDiskFull(page, false);
   await expect(unsaved).toHaveCount(0, { timeout: 15_000 });
   await page.reload();
-  await expect(page.getByRole("button", { name: "Named on a full disk", exact: true })).toBeVisible();
+  await page.getByRole("button", { name: "Named on a full disk", exact: true }).click();
   await expect(messages(page).getByText("Kept through a full disk.")).toBeVisible();
   expect(await requests(key)).toHaveLength(1);
 });

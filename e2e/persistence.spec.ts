@@ -1,6 +1,6 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { storedRecords } from "./support/stored";
+import { fillDisk, setDiskFull, storedRecords } from "./support/stored";
 import { editor, openPlayground, output, run, setCode, startRun } from "./support/playground";
 
 test("the Playground's code and output survive a reload", async ({ page }) => {
@@ -40,21 +40,42 @@ test("code typed during a run is saved, and survives a reload before the run end
 test("a save that storage refuses says so, and the next edit saves again once there is room", async ({ page }) => {
   await openPlayground(page);
   await run(page, "1 + 1");
-  await page.evaluate(() => {
-    const put = IDBObjectStore.prototype.put;
-    const win = window as unknown as { kilnDiskFull: boolean };
-    win.kilnDiskFull = true;
-    IDBObjectStore.prototype.put = function (...args: Parameters<typeof put>) {
-      if (win.kilnDiskFull && this.name === "playground") throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
-      return put.apply(this, args);
-    };
-  });
+  await fillDisk(page, { playground: true });
   await setCode(page, "refused = 'by a full disk'");
   const alert = page.getByRole("alert").filter({ hasText: "Your code could not be saved" });
   await expect(alert).toContainText("(QuotaExceededError: The quota has been exceeded). ");
-  await page.evaluate(() => ((window as unknown as { kilnDiskFull: boolean }).kilnDiskFull = false));
+  await setDiskFull(page, false);
   await setCode(page, "kept = 'once there is room'");
   await expect(alert).toHaveCount(0);
   await page.reload();
   await expect(editor(page)).toContainText("kept = 'once there is room'");
+});
+
+test("two Playground tabs show the code either saved; an edit not saved yet is not replaced, and each keeps its own output", async ({ page }) => {
+  await openPlayground(page);
+  const other = await page.context().newPage();
+  await openPlayground(other);
+  await run(page, 'print("first tab ran")');
+  await expect(editor(other)).toContainText('print("first tab ran")');
+  // The other tab's output is its own: it ran nothing.
+  await expect(output(other)).not.toContainText("first tab ran");
+
+  await setCode(other, "from_the_other_tab = 2");
+  await expect(editor(page)).toContainText("from_the_other_tab = 2");
+
+  // An edit of this tab's own that is not saved yet (storage refuses it) is not replaced by the other tab's save.
+  await fillDisk(page, { playground: true });
+  await setCode(page, "mine = 'not saved yet'");
+  await expect(page.getByRole("alert").filter({ hasText: "Your code could not be saved" })).toBeVisible();
+  await setCode(other, "theirs = 'saved'");
+  await expect(page.getByRole("alert").filter({ hasText: "Your code could not be saved" })).toBeVisible();
+  await other.waitForTimeout(1500);
+  await expect(editor(page)).toContainText("mine = 'not saved yet'");
+  // Saved at last: the other tab follows it, and a reload of either shows it.
+  await setDiskFull(page, false);
+  await setCode(page, "mine = 'saved now'");
+  await expect(editor(other)).toContainText("mine = 'saved now'");
+  await other.reload();
+  await expect(editor(other)).toContainText("mine = 'saved now'");
+  await other.close();
 });

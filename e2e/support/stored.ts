@@ -52,3 +52,26 @@ export async function holdStores(page: Page, stores: string[]) {
     },
   };
 }
+
+/**
+ * From now on the app's writes (`put`) to the stores named in `refused` fail as on a full disk
+ * (`QuotaExceededError`), until `setDiskFull(page, false)`: every write to a store given `true`,
+ * and to a store given a role, only its records of that role ("assistant": the model's answers).
+ */
+export async function fillDisk(page: Page, refused: Record<string, true | string>): Promise<void> {
+  await page.evaluate((stores) => {
+    const win = window as unknown as { kilnDiskFull: boolean };
+    win.kilnDiskFull = true;
+    const put = IDBObjectStore.prototype.put;
+    IDBObjectStore.prototype.put = function (...args: Parameters<typeof put>) {
+      const rule = stores[this.name];
+      const hit = rule === true || (rule !== undefined && (args[0] as { role?: string }).role === rule);
+      if (win.kilnDiskFull && hit) throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+      return put.apply(this, args);
+    };
+  }, refused);
+}
+
+export async function setDiskFull(page: Page, full: boolean): Promise<void> {
+  await page.evaluate((value) => ((window as unknown as { kilnDiskFull: boolean }).kilnDiskFull = value), full);
+}

@@ -102,7 +102,14 @@ export function hostFrame(network: boolean): HostFrame {
   let lostWith: Error | undefined;
   const lose = (reason: Error) => {
     lostWith = reason;
-    listeners.forEach((listener) => listener(reason));
+    for (const listener of listeners) {
+      // Each worker in the frame is told, whatever another's listener does.
+      try {
+        listener(reason);
+      } catch (error) {
+        console.error(error);
+      }
+    }
     listeners.clear();
   };
   const launcher = Promise.all([sources, loaded]).then(([[hostSource, source]]) => {

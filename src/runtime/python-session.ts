@@ -327,6 +327,8 @@ export class PythonSession {
 
   private swap(message: string, spare?: "later"): WorkerHandle {
     this.current.terminate();
+    // Disposed (its conversation deleted): no new worker, which nothing would ever end.
+    if (this.disposed) return this.current;
     this.current = this.adopt(takeWorker(this.config), message, spare);
     return this.current;
   }

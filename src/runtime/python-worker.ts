@@ -147,6 +147,9 @@ export class WorkerHandle {
   onEvent: (event: WorkerEvent) => void = () => undefined;
   private readonly host: HostFrame;
   private readonly control: MessagePort;
+  /** Its events and its requests for files, closed when it ends (their handlers hold this handle). */
+  private readonly events: MessagePort;
+  private readonly fetches: MessagePort;
   private sharedMemory = false;
   private nextQuery = 0;
   private readonly answers = new Map<number, (value: boolean) => void>();
@@ -170,6 +173,8 @@ export class WorkerHandle {
     this.gone.catch(() => undefined);
     this.api = new WorkerApi(Comlink.wrap<PythonWorkerApi>(rpc.port1), this.gone);
     this.control = control.port1;
+    this.events = events.port1;
+    this.fetches = fetches.port1;
 
     events.port1.onmessage = (message: MessageEvent<unknown>) => {
       if (isWorkerEvent(message.data)) this.onEvent(message.data);
@@ -287,6 +292,8 @@ export class WorkerHandle {
     this.api.release();
     this.control.postMessage({ type: "terminate" } satisfies HostCommand);
     this.control.close();
+    this.events.close();
+    this.fetches.close();
     this.leaveFrame();
     this.host.count(-1);
   }

@@ -1,80 +1,148 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { dropKept, onRefusedSaves, refusedSaves, saveKept } from "./kept-saves";
+import { dropKept, keptValue, lastRefusal, onRefusedSaves, refusedSaves, saveKept } from "./kept-saves";
 
-const full = () => new DOMException("The quota has been exceeded.", "QuotaExceededError");
+const quota = () => new DOMException("The quota has been exceeded.", "QuotaExceededError");
 
-/** A store that refuses every write while `full` is set, and keeps what it was given. */
-function store() {
-  const written: string[] = [];
-  const state = { full: true };
-  const write = (value: string) => async () => {
-    if (state.full) throw full();
-    written.push(value);
+/** A store that refuses writes larger than `room`, and keeps what it was given (key → value). */
+function store(room = 0) {
+  const state = { room, attempts: 0 };
+  const written = new Map<string, string>();
+  const write = (key: string) => async (value: string) => {
+    state.attempts += 1;
+    if (value.length > state.room) throw quota();
+    written.set(key, value);
   };
-  return { written, state, write };
+  const save = (key: string, value: string, what = "an answer") => saveKept(key, what, value, write(key));
+  return { state, written, save };
 }
 
+const whats = () => refusedSaves().map((save) => save.what);
+let conversation = 0;
+
 describe("saveKept", () => {
+  let c: string;
   beforeEach(() => {
     vi.useFakeTimers();
     vi.spyOn(console, "error").mockImplementation(() => undefined);
+    c = `c${++conversation}`;
   });
   afterEach(async () => {
-    dropKept("c1");
-    dropKept("c2");
+    for (const save of refusedSaves()) dropKept(save.key.split(":")[0]);
     await vi.runAllTimersAsync();
     vi.useRealTimers();
     vi.restoreAllMocks();
   });
 
-  it("says what a refused write would lose, tries it again until storage takes it, then says nothing", async () => {
-    const { written, state, write } = store();
+  it("says what a refused write would lose, keeps its value, tries it again until storage takes it, then says nothing", async () => {
+    const { state, written, save } = store();
     const told = vi.fn();
     const stop = onRefusedSaves(told);
-    expect(await saveKept("c1:draft", "your draft", write("hello"))).toBe(false);
-    expect(refusedSaves()).toEqual({ whats: ["your draft"], why: "QuotaExceededError: The quota has been exceeded" });
+    expect(await save(`${c}:draft`, "hello", "your draft")).toBe(false);
+    expect(whats()).toEqual(["your draft"]);
+    expect(lastRefusal()).toBe("QuotaExceededError: The quota has been exceeded");
+    expect(keptValue(`${c}:draft`)).toBe("hello");
     expect(told).toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(10_000);
-    expect(written).toEqual([]);
-    state.full = false;
-    await vi.advanceTimersByTimeAsync(5000);
-    expect(written).toEqual(["hello"]);
-    expect(refusedSaves().whats).toEqual([]);
+    expect(written.size).toBe(0);
+    state.room = 100;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(written.get(`${c}:draft`)).toBe("hello");
+    expect(whats()).toEqual([]);
+    expect(keptValue(`${c}:draft`)).toBeUndefined();
     stop();
   });
 
-  it("a newer write of the same part replaces the refused one, which is never written after it", async () => {
-    const { written, state, write } = store();
-    await saveKept("c1:draft", "your draft", write("old"));
-    state.full = false;
-    expect(await saveKept("c1:draft", "your draft", write("new"))).toBe(true);
-    await vi.advanceTimersByTimeAsync(10_000);
-    expect(written).toEqual(["new"]);
-    expect(refusedSaves().whats).toEqual([]);
+  it("a newer write of a part replaces the refused one, which stays listed (no flicker) until the newer one is written", async () => {
+    const { state, written, save } = store();
+    await save(`${c}:draft`, "old");
+    const told = vi.fn();
+    const stop = onRefusedSaves(told);
+    state.room = 3;
+    const newer = save(`${c}:draft`, "new");
+    expect(whats()).toEqual(["an answer"]);
+    expect(keptValue(`${c}:draft`)).toBe("new");
+    expect(told).not.toHaveBeenCalled();
+    expect(await newer).toBe(true);
+    expect(whats()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect([...written.values()]).toEqual(["new"]);
+    stop();
   });
 
-  it("once storage takes a write, the other refused ones are tried at once, each once", async () => {
-    const { written, state, write } = store();
-    await saveKept("c1:message:a", "an answer", write("a"));
-    await saveKept("c1:message:b", "an answer", write("b"));
-    await saveKept("c2:record", "a conversation's name and settings", write("name"));
-    expect(refusedSaves().whats).toEqual(["an answer", "a conversation's name and settings"]);
-    state.full = false;
-    await saveKept("c1:draft", "your draft", write("draft"));
-    await vi.advanceTimersByTimeAsync(0);
-    expect(written.sort()).toEqual(["a", "b", "draft", "name"]);
-    await vi.advanceTimersByTimeAsync(10_000);
-    expect(written).toHaveLength(4);
+  it("an older write that storage refuses after a newer one was written is not kept", async () => {
+    let refuseOld: (error: unknown) => void = () => undefined;
+    const old = saveKept(`${c}:record`, "its name and settings", "old", () => new Promise<void>((_, reject) => (refuseOld = reject)));
+    expect(await saveKept(`${c}:record`, "its name and settings", "new", async () => undefined)).toBe(true);
+    refuseOld(quota());
+    expect(await old).toBe(false);
+    expect(whats()).toEqual([]);
   });
 
-  it("a deleted conversation's refused writes are not tried again; another's are", async () => {
-    const { written, state, write } = store();
-    await saveKept("c1:message:a", "an answer", write("deleted"));
-    await saveKept("c2:draft", "your draft", write("kept"));
-    dropKept("c1");
-    expect(refusedSaves().whats).toEqual(["your draft"]);
-    state.full = false;
+  it("a small write that fits does not have a large refused one tried again each time: it waits longer after each refusal", async () => {
+    const { state, save } = store(10);
+    await save(`${c}:variables`, "x".repeat(1000), "its Python variables");
+    state.attempts = 0;
+    // An answer streamed for two minutes, saved every 250 ms.
+    for (let i = 0; i < 480; i++) {
+      await save(`${c}:message:m`, `part ${i % 10}`);
+      await vi.advanceTimersByTimeAsync(250);
+    }
+    const largeTries = state.attempts - 480;
+    // Waits of 4, 8, 16, 32 and then 60 s: seven tries in two minutes, not 480.
+    expect(largeTries).toBeGreaterThanOrEqual(4);
+    expect(largeTries).toBeLessThanOrEqual(8);
+    expect(whats()).toEqual(["its Python variables"]);
+  });
+
+  it("once a refused write is taken, the others are tried at once, each once", async () => {
+    const { state, written, save } = store();
+    await save(`${c}:message:a`, "a");
+    await save(`${c}:message:b`, "b");
+    await save(`${c}:record`, "name", "its name and settings");
+    expect(whats()).toEqual(["an answer", "an answer", "its name and settings"]);
+    state.room = 100;
+    await vi.advanceTimersByTimeAsync(4000);
+    expect([...written.values()].sort()).toEqual(["a", "b", "name"]);
+    expect(state.attempts).toBe(6);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(state.attempts).toBe(6);
+  });
+
+  it("a deleted conversation's refused writes are not tried again, nor any later write of it; another's are", async () => {
+    const { state, written, save } = store();
+    await save(`${c}:message:a`, "deleted");
+    await save(`${c}x:draft`, "kept", "your draft");
+    dropKept(c);
+    expect(whats()).toEqual(["your draft"]);
+    state.room = 100;
+    expect(await save(`${c}:message:b`, "after the delete")).toBe(false);
     await vi.advanceTimersByTimeAsync(5000);
-    expect(written).toEqual(["kept"]);
+    expect([...written.values()]).toEqual(["kept"]);
+  });
+
+  it("a retry under way when its conversation is deleted is not kept if refused", async () => {
+    let refuse: (error: unknown) => void = () => undefined;
+    let tries = 0;
+    const write = () => {
+      tries += 1;
+      return tries === 1 ? Promise.reject(quota()) : new Promise<void>((_, reject) => (refuse = reject));
+    };
+    await saveKept(`${c}:variables`, "its Python variables", "v", write);
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(tries).toBe(2);
+    dropKept(c);
+    refuse(quota());
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(tries).toBe(2);
+    expect(whats()).toEqual([]);
+  });
+
+  it("another tab continuing the conversation drops the parts it writes itself, and keeps the answers", async () => {
+    const { save } = store();
+    await save(`${c}:message:a`, "answer");
+    await save(`${c}:record`, "name", "its name and settings");
+    await save(`${c}:draft`, "draft", "your draft");
+    dropKept(c, ["record", "variables", "draft"]);
+    expect(whats()).toEqual(["an answer"]);
   });
 });

@@ -2,89 +2,134 @@ import { storageFailure } from "./db";
 
 /**
  * Writes of a conversation's parts that must not be lost when storage refuses them (a full
- * disk, most often): each is tried again until it is written or a newer write of the same part
- * replaces it, and meanwhile the page says what a reload would lose. Each write stores its part
- * whole (a message, the conversation's record, its variables, its draft), so the newest write
- * of a part is the only one worth trying again.
+ * disk, most often): each is kept, with its value, and tried again until it is written or a
+ * newer write of the same part replaces it, and meanwhile the page says what a reload would
+ * lose. Each write stores its part whole (a message, the conversation's record, its variables,
+ * its draft), so the newest write of a part is the only one worth trying again, and what is
+ * read back from storage is older than a kept value (readers prefer the kept one).
+ *
+ * Keys are `<conversation id>:<part>`.
  */
 interface Refused {
   /** What the person would lose, as a phrase: "an answer", "your draft". */
   what: string;
+  value: unknown;
   write: () => Promise<void>;
   /** Why storage refused it the last time. */
   why: string;
+  /** Not tried again before this time (each refusal waits longer, up to a minute). */
+  nextTry: number;
+  waitMs: number;
 }
 
-const RETRY_MS = 4000;
+const FIRST_WAIT_MS = 4000;
+const LONGEST_WAIT_MS = 60_000;
 const refused = new Map<string, Refused>();
 /** The newest write of each part: an older one that fails later is not kept. */
 const newest = new Map<string, () => Promise<void>>();
+/** Conversations deleted while this page is open: their parts are written no more. */
+const deleted = new Set<string>();
 const listeners = new Set<() => void>();
 let timer: ReturnType<typeof setTimeout> | undefined;
-let shown: RefusedSaves = { whats: [], why: "" };
+let shown: RefusedSave[] = [];
+let lastWhy = "";
 
-export interface RefusedSaves {
-  /** What is not saved yet, each phrase once. */
-  whats: string[];
-  /** Why the last refusal happened ("QuotaExceededError: …"). */
-  why: string;
+export interface RefusedSave {
+  key: string;
+  what: string;
 }
 
+const conversationOf = (key: string) => key.slice(0, key.indexOf(":"));
+
 function changed() {
-  const all = [...refused.values()];
-  shown = { whats: [...new Set(all.map((r) => r.what))], why: all[all.length - 1]?.why ?? "" };
+  shown = [...refused].map(([key, { what }]) => ({ key, what }));
   listeners.forEach((listener) => listener());
+  schedule();
+}
+
+function schedule() {
   clearTimeout(timer);
-  timer = refused.size ? setTimeout(retryAll, RETRY_MS) : undefined;
+  if (!refused.size) return (timer = undefined);
+  const soonest = Math.min(...[...refused.values()].map((r) => r.nextTry));
+  timer = setTimeout(() => retry(), Math.max(0, soonest - Date.now()));
 }
 
 /** Refused writes being tried again now. */
 const retrying = new Set<string>();
 
-function retryAll() {
-  for (const [key, { what, write }] of refused) {
-    if (retrying.has(key)) continue;
+/** Tries again each refused write whose wait is over (`now`: every one, storage has just taken a write). */
+function retry(now = false) {
+  for (const [key, entry] of refused) {
+    if (retrying.has(key) || (!now && entry.nextTry > Date.now())) continue;
     retrying.add(key);
-    void attempt(key, what, write).finally(() => retrying.delete(key));
+    void attempt(key, entry.what, entry.value, entry.write).finally(() => retrying.delete(key));
   }
+  schedule();
 }
 
-async function attempt(key: string, what: string, write: () => Promise<void>): Promise<boolean> {
+async function attempt(key: string, what: string, value: unknown, write: () => Promise<void>): Promise<boolean> {
+  if (deleted.has(conversationOf(key))) return false;
   try {
     await write();
     if (newest.get(key) === write) newest.delete(key);
-    if (refused.get(key)?.write === write) {
+    const wasRefused = refused.get(key);
+    if (wasRefused?.write === write) {
       refused.delete(key);
       changed();
     }
-    // Storage takes writes again: whatever it refused before is tried now, not in a few seconds.
-    if (refused.size) retryAll();
+    // Storage takes writes again: what it refused before is tried now, each at most once a
+    // wait (a small write that fits does not have a large one that does not copied over and over).
+    if (refused.size && !wasRefused) retry();
+    else if (refused.size) retry(true);
     return true;
   } catch (error) {
-    if (newest.get(key) !== write) return false;
+    if (newest.get(key) !== write || deleted.has(conversationOf(key))) return false;
     console.error(`Could not save ${what}.`, error);
-    refused.set(key, { what, write, why: storageFailure(error) });
+    const before = refused.get(key);
+    const waitMs = before ? Math.min(before.waitMs * 2, LONGEST_WAIT_MS) : FIRST_WAIT_MS;
+    lastWhy = storageFailure(error);
+    refused.set(key, { what, value, write, why: lastWhy, nextTry: Date.now() + waitMs, waitMs });
     changed();
     return false;
   }
 }
 
 /**
- * Writes one part of a conversation, keyed `<conversation id>:<part>`; resolves with whether it
- * was written this time. A refused write is kept and tried again (see above).
+ * Writes `value`, one part of a conversation (`write` stores it whole); resolves with whether it
+ * was written this time. A refused write is kept and tried again (see above); while one is
+ * refused, the part stays listed as unsaved until a write of it succeeds.
  */
-export function saveKept(key: string, what: string, write: () => Promise<void>): Promise<boolean> {
-  newest.set(key, write);
-  if (refused.delete(key)) changed();
-  return attempt(key, what, write);
+export function saveKept<T>(key: string, what: string, value: T, write: (value: T) => Promise<void>): Promise<boolean> {
+  if (deleted.has(conversationOf(key))) return Promise.resolve(false);
+  const bound = () => write(value);
+  newest.set(key, bound);
+  const before = refused.get(key);
+  // Replaced by this newer value, and still listed until it is written.
+  if (before) refused.set(key, { ...before, value, write: bound });
+  return attempt(key, what, value, bound);
 }
 
-/** A conversation deleted: none of its refused writes is tried again (one would bring part of it back). */
-export function dropKept(conversationId: string) {
-  const prefix = `${conversationId}:`;
+/** The value a refused write of `key` holds, newer than what storage has. */
+export function keptValue<T>(key: string): T | undefined {
+  return refused.get(key)?.value as T | undefined;
+}
+
+/** The values of refused writes whose key starts with `prefix`. */
+export function keptValues<T>(prefix: string): T[] {
+  return [...refused].filter(([key]) => key.startsWith(prefix)).map(([, entry]) => entry.value as T);
+}
+
+/**
+ * Drops a conversation's refused writes: `parts` of them (`"record"`, `"variables"`, …: another
+ * tab now continues it, and what it writes is newer), or, with no `parts`, every one, and every
+ * later write too: the conversation was deleted, and a write would bring part of it back.
+ */
+export function dropKept(conversationId: string, parts?: string[]) {
+  if (!parts) deleted.add(conversationId);
+  const gone = (key: string) => conversationOf(key) === conversationId && (!parts || parts.includes(key.slice(conversationId.length + 1)));
   let dropped = false;
-  for (const key of [...newest.keys()]) if (key.startsWith(prefix)) newest.delete(key);
-  for (const key of [...refused.keys()]) if (key.startsWith(prefix)) dropped = refused.delete(key) || dropped;
+  for (const key of [...newest.keys()]) if (gone(key)) newest.delete(key);
+  for (const key of [...refused.keys()]) if (gone(key)) dropped = refused.delete(key) || dropped;
   if (dropped) changed();
 }
 
@@ -93,6 +138,12 @@ export function onRefusedSaves(listener: () => void): () => void {
   return () => listeners.delete(listener);
 }
 
-export function refusedSaves(): RefusedSaves {
+/** Every refused write not written yet, in the order they were first refused. */
+export function refusedSaves(): RefusedSave[] {
   return shown;
+}
+
+/** Why storage refused the last write it refused ("QuotaExceededError: …"). */
+export function lastRefusal(): string {
+  return lastWhy;
 }

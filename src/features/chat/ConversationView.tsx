@@ -4,7 +4,7 @@ import { notebookCleaner } from "../../components/output-cleaner";
 import type { Conversation } from "../../model/conversation";
 import type { Settings } from "../../storage/settings";
 import { loadDraft, saveDraft } from "../../storage/conversations";
-import { onRefusedSaves, refusedSaves, saveKept } from "../../storage/kept-saves";
+import { keptValue, lastRefusal, onRefusedSaves, refusedSaves, saveKept, type RefusedSave } from "../../storage/kept-saves";
 import { useOnline } from "../offline/use-online";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
@@ -14,7 +14,19 @@ import { ModelPicker } from "./ModelPicker";
 import { chosenModel, configuredProviders } from "../../providers";
 
 function keepDraft(conversationId: string, text: string) {
-  void saveKept(`${conversationId}:draft`, "your draft", () => saveDraft(conversationId, text));
+  void saveKept(`${conversationId}:draft`, "your draft", text, (value) => saveDraft(conversationId, value));
+}
+
+/** What a reload would lose of this conversation (and whether of others), while storage refuses it, or "". */
+function unsavedNotice(refused: RefusedSave[], conversationId: string): string {
+  if (!refused.length) return "";
+  const conversationOf = (save: RefusedSave) => save.key.slice(0, save.key.indexOf(":"));
+  const parts = [...new Set(refused.filter((save) => conversationOf(save) === conversationId).map((save) => save.what))];
+  const others = new Set(refused.map(conversationOf).filter((id) => id !== conversationId)).size;
+  if (others) parts.push(others === 1 ? "changes to another conversation" : `changes to ${others} other conversations`);
+  const why = lastRefusal();
+  const room = why.startsWith("QuotaExceededError") ? "Free some space in the browser's storage: " : "";
+  return `Not saved yet, so a reload now would lose ${parts.join(", ")} (${why}). ${room}Kiln keeps trying, and saves each as soon as storage takes it.`;
 }
 
 interface Props {
@@ -36,15 +48,17 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
   const [draft, setDraft] = useState("");
   const [draftLoaded, setDraftLoaded] = useState(false);
   const online = useOnline();
-  const refused = useSyncExternalStore(onRefusedSaves, refusedSaves);
+  const notSaved = unsavedNotice(useSyncExternalStore(onRefusedSaves, refusedSaves), conversation.id);
   const needsKey = !configuredProviders(settings).length;
   const model = chosenModel(settings, conversation.model);
 
   // The draft is kept in IndexedDB as it is typed: a reload, or being offline, loses nothing.
   useEffect(() => {
     let cancelled = false;
-    void loadDraft(conversation.id).then((text) => {
+    void loadDraft(conversation.id).then((stored) => {
       if (cancelled) return;
+      // A draft that storage refused is newer than the one it has.
+      const text = keptValue<string>(`${conversation.id}:draft`) ?? stored;
       setDraft((current) => current || text);
       setDraftLoaded(true);
     });
@@ -144,10 +158,9 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
             )}
           </p>
         )}
-        {refused.whats.length > 0 && (
+        {notSaved && (
           <p className="chat-notice" role="alert">
-            Not saved yet, so a reload now would lose {refused.whats.join(", ")} ({refused.why}). Free some space in the
-            browser&apos;s storage: Kiln tries again every few seconds.
+            {notSaved}
           </p>
         )}
         {!online && (

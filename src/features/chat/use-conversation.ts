@@ -7,7 +7,7 @@ import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
 import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage } from "../../storage/conversations";
 import { storageFailure } from "../../storage/db";
-import { saveKept } from "../../storage/kept-saves";
+import { dropKept, keptValues, saveKept } from "../../storage/kept-saves";
 import { PYTHON_VERSION, type Settings } from "../../storage/settings";
 import { nameList } from "../../runtime/output-model";
 import { getSessionFiles } from "../../runtime/session-files";
@@ -38,7 +38,10 @@ export async function stopAnswering(conversationId: string): Promise<void> {
  * stopped), and are saved so.
  */
 async function loadWhole(conversationId: string): Promise<ChatMessage[]> {
-  const loaded = await loadMessages(conversationId);
+  const stored = await loadMessages(conversationId);
+  // Messages that storage refused are newer than what it holds: the kept ones are shown (and written once it can).
+  const kept = new Map(keptValues<ChatMessage>(`${conversationId}:message:`).map((message) => [message.id, message]));
+  const loaded = [...stored.filter((message) => !kept.has(message.id)), ...kept.values()].sort((a, b) => a.seq - b.seq);
   return loaded.map((message) => {
     const cut = message.status === "streaming" || message.cells?.some((cell) => cell.status === "running");
     if (!cut) return message;
@@ -47,8 +50,16 @@ async function loadWhole(conversationId: string): Promise<ChatMessage[]> {
       ...(message.status === "streaming" && { status: "stopped" as const }),
       ...(message.cells && { cells: message.cells.map((cell) => (cell.status === "running" ? { ...cell, status: "interrupted" as const } : cell)) }),
     };
-    void saveKept(`${conversationId}:message:${whole.id}`, "an answer", () => saveMessage(whole));
+    saveAnswer(whole);
     return whole;
+  });
+}
+
+/** An answer (a model's message), saved whole; its last save tells a tab that follows this conversation, also when written on a retry. */
+function saveAnswer(message: ChatMessage, final = false) {
+  void saveKept(`${message.conversationId}:message:${message.id}`, "an answer", message, async (value) => {
+    await saveMessage(value);
+    if (final) announceSaved(value.conversationId);
   });
 }
 
@@ -73,7 +84,7 @@ export interface ConversationView {
 const STREAM_SAVE_INTERVAL_MS = 250;
 
 function saveVariables(conversationId: string, snapshot: SessionSnapshot) {
-  void saveKept(`${conversationId}:variables`, "this conversation's Python variables", () => saveInterpreterState(conversationId, snapshot));
+  void saveKept(`${conversationId}:variables`, "its Python variables", snapshot, (value) => saveInterpreterState(conversationId, value));
 }
 
 /** Shown when no provider is set up. */
@@ -114,6 +125,8 @@ export function useConversation(
     if (hold !== "here") {
       // Followed as the other tab saves it; its interpreter is brought back again if this tab takes over.
       restoredOnThisPage.delete(id);
+      // What that tab writes of these parts is newer than what storage refused here (answers, each its own, are still written).
+      dropKept(id, ["record", "variables", "draft"]);
       const load = () => void loadMessages(id).then((loaded) => !cancelled && setMessages(loaded));
       load();
       const stopFollowing = onNote("saved", id, load);
@@ -157,11 +170,7 @@ export function useConversation(
     const now = performance.now();
     if (final || now - (lastSaved.current.get(message.id) ?? 0) > STREAM_SAVE_INTERVAL_MS) {
       lastSaved.current.set(message.id, now);
-      // The last save of an answer tells a tab that follows this conversation (also when it is written on a retry).
-      void saveKept(`${message.conversationId}:message:${message.id}`, "an answer", async () => {
-        await saveMessage(message);
-        if (final) announceSaved(message.conversationId);
-      });
+      saveAnswer(message, final);
     }
   }, []);
 

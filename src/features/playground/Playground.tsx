@@ -20,6 +20,9 @@ print(f"Hello from {name}!")
 sum(i * i for i in range(10))
 `;
 
+/** Tabs tell each other the Playground code they saved, which the others show (see `follow` below). */
+const codeChannel = typeof BroadcastChannel === "function" ? new BroadcastChannel("kiln-playground") : undefined;
+
 /** Write and run Python with no API key. Code and output survive a reload. */
 export function Playground() {
   const { settings, loaded } = useSettings();
@@ -44,20 +47,40 @@ export function Playground() {
     void persist(source, shown).then((problem) => {
       // Not saved: the next save of the same code and outputs is not skipped.
       if (problem && saved.current?.code === source) saved.current = null;
+      if (!problem) codeChannel?.postMessage({ code: source });
       setSaveProblem(problem);
     });
   }, []);
+
+  // Code another tab saved is shown here too, unless this tab has an edit of its own not saved
+  // yet (that edit is saved next, and the other tab follows it in turn). Each tab keeps its own
+  // output, from its own Python; the code followed is not saved again from here.
+  const codeNow = useRef<string | null>(null);
+  const edit = useCallback((next: string) => {
+    codeNow.current = next;
+    setCode(next);
+  }, []);
+  useEffect(() => {
+    const follow = (event: MessageEvent<{ code?: unknown }>) => {
+      const next = event.data?.code;
+      if (typeof next !== "string" || codeNow.current === null || codeNow.current !== saved.current?.code) return;
+      saved.current = { code: next, outputs: owner.current.outputs };
+      edit(next);
+    };
+    codeChannel?.addEventListener("message", follow);
+    return () => codeChannel?.removeEventListener("message", follow);
+  }, [owner, edit]);
 
   useEffect(() => {
     loadPlayground()
       .then((record) => {
         const outputs = record?.outputs ?? [];
         if (record) saved.current = { code: record.code, outputs };
-        setCode(record?.code ?? WELCOME);
+        edit(record?.code ?? WELCOME);
         owner.show(outputs);
       })
-      .catch(() => setCode(WELCOME));
-  }, [owner]);
+      .catch(() => edit(WELCOME));
+  }, [owner, edit]);
 
   // Save shortly after each edit (a run saves its outcome as soon as it ends; an edit during a
   // run is saved with the outputs saved before it).
@@ -124,7 +147,7 @@ export function Playground() {
         </button>
         <RunStatusLine state={state} running={running} startedAt={startedAt} />
       </div>
-      {code !== null && <CodeEditor value={code} onChange={setCode} onRun={() => void run()} />}
+      {code !== null && <CodeEditor value={code} onChange={edit} onRun={() => void run()} />}
       {saveProblem && (
         <p className="notice notice-warning" role="alert">
           Your code could not be saved, so a reload would lose it ({saveProblem}). Free some space in the browser's storage; it
