@@ -119,8 +119,7 @@ test("an answer and a new name that storage refuses are said to be unsaved, and 
   await page.getByRole("textbox", { name: "Conversation name" }).press("Enter");
   const unsaved = page.getByRole("alert").filter({ hasText: "Not saved yet" });
   await expect(unsaved).toContainText("a reload now would lose");
-  await expect(unsaved).toContainText("an answer");
-  await expect(unsaved).toContainText("its name and settings");
+  await expect(unsaved).toContainText("an answer and this conversation's name and settings");
   await expect(unsaved).toContainText("(QuotaExceededError: The quota has been exceeded). Free some space in the browser's storage");
   // The attack ran: neither the answer nor the name is in storage.
   const stored = await storedMessages(page);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { dropKept, keptValue, lastRefusal, onRefusedSaves, refusedSaves, saveKept } from "./kept-saves";
+import { dropKept, keptValue, leaveKept, onRefusedSaves, refusedSaves, saveKept } from "./kept-saves";
 
 const quota = () => new DOMException("The quota has been exceeded.", "QuotaExceededError");
 
@@ -39,7 +39,7 @@ describe("saveKept", () => {
     const stop = onRefusedSaves(told);
     expect(await save(`${c}:draft`, "hello", "your draft")).toBe(false);
     expect(whats()).toEqual(["your draft"]);
-    expect(lastRefusal()).toBe("QuotaExceededError: The quota has been exceeded");
+    expect(refusedSaves()[0].why).toBe("QuotaExceededError: The quota has been exceeded");
     expect(keptValue(`${c}:draft`)).toBe("hello");
     expect(told).toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(10_000);
@@ -137,12 +137,32 @@ describe("saveKept", () => {
     expect(whats()).toEqual([]);
   });
 
-  it("another tab continuing the conversation drops the parts it writes itself, and keeps the answers", async () => {
-    const { save } = store();
+  it("while another tab continues the conversation, its variables are not written from here, refused or new; answers still are", async () => {
+    const { state, written, save } = store();
     await save(`${c}:message:a`, "answer");
-    await save(`${c}:record`, "name", "its name and settings");
-    await save(`${c}:draft`, "draft", "your draft");
-    dropKept(c, ["record", "variables", "draft"]);
+    await save(`${c}:variables`, "old variables", "this conversation's Python variables");
+    leaveKept(c, ["variables"], false);
     expect(whats()).toEqual(["an answer"]);
+    state.room = 100;
+    expect(await save(`${c}:variables`, "late variables")).toBe(false);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect([...written]).toEqual([[`${c}:message:a`, "answer"]]);
+    // Continued here again: written as before.
+    leaveKept(c, ["variables"], true);
+    expect(await save(`${c}:variables`, "new variables")).toBe(true);
+  });
+
+  it("no timer runs while a retry is being written, however long it takes", async () => {
+    let tries = 0;
+    const write = () => {
+      tries += 1;
+      return tries === 1 ? Promise.reject(quota()) : new Promise<void>(() => undefined);
+    };
+    await saveKept(`${c}:variables`, "this conversation's Python variables", "v", write);
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(tries).toBe(2);
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(tries).toBe(2);
   });
 });

@@ -29,29 +29,33 @@ const refused = new Map<string, Refused>();
 const newest = new Map<string, () => Promise<void>>();
 /** Conversations deleted while this page is open: their parts are written no more. */
 const deleted = new Set<string>();
+/** Parts that another tab now writes (`<conversation id>:<part>`): not written from here until this tab continues the conversation again. */
+const leftToOthers = new Set<string>();
 const listeners = new Set<() => void>();
 let timer: ReturnType<typeof setTimeout> | undefined;
 let shown: RefusedSave[] = [];
-let lastWhy = "";
 
 export interface RefusedSave {
   key: string;
   what: string;
+  /** Why storage refused it the last time ("QuotaExceededError: …"). */
+  why: string;
 }
 
 const conversationOf = (key: string) => key.slice(0, key.indexOf(":"));
 
 function changed() {
-  shown = [...refused].map(([key, { what }]) => ({ key, what }));
+  shown = [...refused].map(([key, { what, why }]) => ({ key, what, why }));
   listeners.forEach((listener) => listener());
   schedule();
 }
 
+/** The next retry, at the soonest end of a wait (writes being tried now are not waited for: each reschedules as it ends). */
 function schedule() {
   clearTimeout(timer);
-  if (!refused.size) return (timer = undefined);
-  const soonest = Math.min(...[...refused.values()].map((r) => r.nextTry));
-  timer = setTimeout(() => retry(), Math.max(0, soonest - Date.now()));
+  timer = undefined;
+  const waits = [...refused].filter(([key]) => !retrying.has(key)).map(([, entry]) => entry.nextTry);
+  if (waits.length) timer = setTimeout(() => retry(), Math.max(0, Math.min(...waits) - Date.now()));
 }
 
 /** Refused writes being tried again now. */
@@ -62,13 +66,18 @@ function retry(now = false) {
   for (const [key, entry] of refused) {
     if (retrying.has(key) || (!now && entry.nextTry > Date.now())) continue;
     retrying.add(key);
-    void attempt(key, entry.what, entry.value, entry.write).finally(() => retrying.delete(key));
+    void attempt(key, entry.what, entry.value, entry.write).finally(() => {
+      retrying.delete(key);
+      schedule();
+    });
   }
   schedule();
 }
 
+const writable = (key: string) => !deleted.has(conversationOf(key)) && !leftToOthers.has(key);
+
 async function attempt(key: string, what: string, value: unknown, write: () => Promise<void>): Promise<boolean> {
-  if (deleted.has(conversationOf(key))) return false;
+  if (!writable(key)) return false;
   try {
     await write();
     if (newest.get(key) === write) newest.delete(key);
@@ -83,12 +92,11 @@ async function attempt(key: string, what: string, value: unknown, write: () => P
     else if (refused.size) retry(true);
     return true;
   } catch (error) {
-    if (newest.get(key) !== write || deleted.has(conversationOf(key))) return false;
+    if (newest.get(key) !== write || !writable(key)) return false;
     console.error(`Could not save ${what}.`, error);
     const before = refused.get(key);
     const waitMs = before ? Math.min(before.waitMs * 2, LONGEST_WAIT_MS) : FIRST_WAIT_MS;
-    lastWhy = storageFailure(error);
-    refused.set(key, { what, value, write, why: lastWhy, nextTry: Date.now() + waitMs, waitMs });
+    refused.set(key, { what, value, write, why: storageFailure(error), nextTry: Date.now() + waitMs, waitMs });
     changed();
     return false;
   }
@@ -100,7 +108,7 @@ async function attempt(key: string, what: string, value: unknown, write: () => P
  * refused, the part stays listed as unsaved until a write of it succeeds.
  */
 export function saveKept<T>(key: string, what: string, value: T, write: (value: T) => Promise<void>): Promise<boolean> {
-  if (deleted.has(conversationOf(key))) return Promise.resolve(false);
+  if (!writable(key)) return Promise.resolve(false);
   const bound = () => write(value);
   newest.set(key, bound);
   const before = refused.get(key);
@@ -120,13 +128,27 @@ export function keptValues<T>(prefix: string): T[] {
 }
 
 /**
- * Drops a conversation's refused writes: `parts` of them (`"record"`, `"variables"`, …: another
- * tab now continues it, and what it writes is newer), or, with no `parts`, every one, and every
- * later write too: the conversation was deleted, and a write would bring part of it back.
+ * Drops a conversation's refused writes, and every later write of it: the conversation was
+ * deleted, and a write would bring part of it back.
  */
-export function dropKept(conversationId: string, parts?: string[]) {
-  if (!parts) deleted.add(conversationId);
-  const gone = (key: string) => conversationOf(key) === conversationId && (!parts || parts.includes(key.slice(conversationId.length + 1)));
+export function dropKept(conversationId: string) {
+  deleted.add(conversationId);
+  drop((key) => conversationOf(key) === conversationId);
+}
+
+/**
+ * Another tab continues the conversation (`here` false): its refused writes of `parts` are
+ * dropped, and `parts` are not written from this tab, whose copy is now older, until it
+ * continues the conversation again (`here` true).
+ */
+export function leaveKept(conversationId: string, parts: string[], here: boolean) {
+  const keys = parts.map((part) => `${conversationId}:${part}`);
+  if (here) return keys.forEach((key) => leftToOthers.delete(key));
+  keys.forEach((key) => leftToOthers.add(key));
+  drop((key) => keys.includes(key));
+}
+
+function drop(gone: (key: string) => boolean) {
   let dropped = false;
   for (const key of [...newest.keys()]) if (gone(key)) newest.delete(key);
   for (const key of [...refused.keys()]) if (gone(key)) dropped = refused.delete(key) || dropped;
@@ -141,9 +163,4 @@ export function onRefusedSaves(listener: () => void): () => void {
 /** Every refused write not written yet, in the order they were first refused. */
 export function refusedSaves(): RefusedSave[] {
   return shown;
-}
-
-/** Why storage refused the last write it refused ("QuotaExceededError: …"). */
-export function lastRefusal(): string {
-  return lastWhy;
 }

@@ -11,7 +11,7 @@ import { announceDeleted, deleteEverywhere, onAnyNote } from "./conversation-loc
 
 /** The conversation's record (its name, model and settings), tried again if storage refuses it. */
 function saveRecord(conversation: Conversation) {
-  void saveKept(`${conversation.id}:record`, "its name and settings", conversation, saveConversation);
+  void saveKept(`${conversation.id}:record`, "this conversation's name and settings", conversation, saveConversation);
 }
 
 function newConversation(): Conversation {

@@ -4,7 +4,7 @@ import { notebookCleaner } from "../../components/output-cleaner";
 import type { Conversation } from "../../model/conversation";
 import type { Settings } from "../../storage/settings";
 import { loadDraft, saveDraft } from "../../storage/conversations";
-import { keptValue, lastRefusal, onRefusedSaves, refusedSaves, saveKept, type RefusedSave } from "../../storage/kept-saves";
+import { keptValue, onRefusedSaves, refusedSaves, saveKept, type RefusedSave } from "../../storage/kept-saves";
 import { useOnline } from "../offline/use-online";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
@@ -21,12 +21,21 @@ function keepDraft(conversationId: string, text: string) {
 function unsavedNotice(refused: RefusedSave[], conversationId: string): string {
   if (!refused.length) return "";
   const conversationOf = (save: RefusedSave) => save.key.slice(0, save.key.indexOf(":"));
-  const parts = [...new Set(refused.filter((save) => conversationOf(save) === conversationId).map((save) => save.what))];
+  const here = refused.filter((save) => conversationOf(save) === conversationId);
+  const counted = new Map<string, number>();
+  for (const save of here) counted.set(save.what, (counted.get(save.what) ?? 0) + 1);
+  // Answers first: what the person would miss most.
+  const parts = [...counted]
+    .sort(([a], [b]) => Number(b === "an answer") - Number(a === "an answer"))
+    .map(([what, count]) => (count > 1 && what === "an answer" ? `${count} answers` : what));
   const others = new Set(refused.map(conversationOf).filter((id) => id !== conversationId)).size;
   if (others) parts.push(others === 1 ? "changes to another conversation" : `changes to ${others} other conversations`);
-  const why = lastRefusal();
+  const listed = parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}` : parts[0];
+  // Why this conversation's last refused write was refused (another's when it has none).
+  const latest = here.length ? here : refused;
+  const why = latest[latest.length - 1].why;
   const room = why.startsWith("QuotaExceededError") ? "Free some space in the browser's storage: " : "";
-  return `Not saved yet, so a reload now would lose ${parts.join(", ")} (${why}). ${room}Kiln keeps trying, and saves each as soon as storage takes it.`;
+  return `Not saved yet, so a reload now would lose ${listed} (${why}). ${room}Kiln keeps trying, and saves each as soon as storage takes it.`;
 }
 
 interface Props {

@@ -7,7 +7,7 @@ import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
 import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage } from "../../storage/conversations";
 import { storageFailure } from "../../storage/db";
-import { dropKept, keptValues, saveKept } from "../../storage/kept-saves";
+import { keptValues, leaveKept, saveKept } from "../../storage/kept-saves";
 import { PYTHON_VERSION, type Settings } from "../../storage/settings";
 import { nameList } from "../../runtime/output-model";
 import { getSessionFiles } from "../../runtime/session-files";
@@ -38,10 +38,7 @@ export async function stopAnswering(conversationId: string): Promise<void> {
  * stopped), and are saved so.
  */
 async function loadWhole(conversationId: string): Promise<ChatMessage[]> {
-  const stored = await loadMessages(conversationId);
-  // Messages that storage refused are newer than what it holds: the kept ones are shown (and written once it can).
-  const kept = new Map(keptValues<ChatMessage>(`${conversationId}:message:`).map((message) => [message.id, message]));
-  const loaded = [...stored.filter((message) => !kept.has(message.id)), ...kept.values()].sort((a, b) => a.seq - b.seq);
+  const loaded = await loadWithKept(conversationId);
   return loaded.map((message) => {
     const cut = message.status === "streaming" || message.cells?.some((cell) => cell.status === "running");
     if (!cut) return message;
@@ -53,6 +50,13 @@ async function loadWhole(conversationId: string): Promise<ChatMessage[]> {
     saveAnswer(whole);
     return whole;
   });
+}
+
+/** The messages as saved, and those storage refused (newer than what it holds), which are written once it can. */
+async function loadWithKept(conversationId: string): Promise<ChatMessage[]> {
+  const stored = await loadMessages(conversationId);
+  const kept = new Map(keptValues<ChatMessage>(`${conversationId}:message:`).map((message) => [message.id, message]));
+  return [...stored.filter((message) => !kept.has(message.id)), ...kept.values()].sort((a, b) => a.seq - b.seq);
 }
 
 /** An answer (a model's message), saved whole; its last save tells a tab that follows this conversation, also when written on a retry. */
@@ -84,7 +88,7 @@ export interface ConversationView {
 const STREAM_SAVE_INTERVAL_MS = 250;
 
 function saveVariables(conversationId: string, snapshot: SessionSnapshot) {
-  void saveKept(`${conversationId}:variables`, "its Python variables", snapshot, (value) => saveInterpreterState(conversationId, value));
+  void saveKept(`${conversationId}:variables`, "this conversation's Python variables", snapshot, (value) => saveInterpreterState(conversationId, value));
 }
 
 /** Shown when no provider is set up. */
@@ -125,9 +129,9 @@ export function useConversation(
     if (hold !== "here") {
       // Followed as the other tab saves it; its interpreter is brought back again if this tab takes over.
       restoredOnThisPage.delete(id);
-      // What that tab writes of these parts is newer than what storage refused here (answers, each its own, are still written).
-      dropKept(id, ["record", "variables", "draft"]);
-      const load = () => void loadMessages(id).then((loaded) => !cancelled && setMessages(loaded));
+      // That tab's Python holds the newer variables: this tab's are not written over them (answers, each its own, still are).
+      leaveKept(id, ["variables"], false);
+      const load = () => void loadWithKept(id).then((loaded) => !cancelled && setMessages(loaded));
       load();
       const stopFollowing = onNote("saved", id, load);
       return () => {
@@ -135,6 +139,7 @@ export function useConversation(
         stopFollowing();
       };
     }
+    leaveKept(id, ["variables"], true);
     // An answer that this conversation's last view left is stopped with it; its last save comes first.
     void stopAnswering(id)
       .then(() => loadWhole(id))

@@ -41,13 +41,20 @@ export function Playground() {
   const saved = useRef<{ code: string; outputs: readonly OutputItem[] } | null>(null);
   /** Why the last save failed (a full disk), until one succeeds. */
   const [saveProblem, setSaveProblem] = useState("");
+  /** The code in the editor now (set with each edit, before React renders it). */
+  const codeNow = useRef<string | null>(null);
+  /** Saves under way: code another tab saved meanwhile is followed, and saved again from here once they end. */
+  const saving = useRef(0);
   const save = useCallback((source: string, shown: readonly OutputItem[]) => {
     if (saved.current?.code === source && saved.current.outputs === shown) return;
     saved.current = { code: source, outputs: shown };
+    saving.current += 1;
     void persist(source, shown).then((problem) => {
+      saving.current -= 1;
       // Not saved: the next save of the same code and outputs is not skipped.
       if (problem && saved.current?.code === source) saved.current = null;
-      if (!problem) codeChannel?.postMessage({ code: source });
+      // Other tabs follow only the code shown here now (a run's end saves the code it ran, which may be older).
+      if (!problem && codeNow.current === source) codeChannel?.postMessage({ code: source });
       setSaveProblem(problem);
     });
   }, []);
@@ -55,7 +62,6 @@ export function Playground() {
   // Code another tab saved is shown here too, unless this tab has an edit of its own not saved
   // yet (that edit is saved next, and the other tab follows it in turn). Each tab keeps its own
   // output, from its own Python; the code followed is not saved again from here.
-  const codeNow = useRef<string | null>(null);
   const edit = useCallback((next: string) => {
     codeNow.current = next;
     setCode(next);
@@ -64,7 +70,8 @@ export function Playground() {
     const follow = (event: MessageEvent<{ code?: unknown }>) => {
       const next = event.data?.code;
       if (typeof next !== "string" || codeNow.current === null || codeNow.current !== saved.current?.code) return;
-      saved.current = { code: next, outputs: owner.current.outputs };
+      // A save of this tab's still under way lands after the other tab's: this code is saved again after it.
+      saved.current = saving.current ? null : { code: next, outputs: owner.current.outputs };
       edit(next);
     };
     codeChannel?.addEventListener("message", follow);
