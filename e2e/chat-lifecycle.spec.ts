@@ -5,7 +5,7 @@
 import { expect, test } from "./support/test";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import type { Page } from "@playwright/test";
-import { fillDisk, holdStores, setDiskFull, storedRecords } from "./support/stored";
+import { fillDisk, holdStores, leavingAsksFirst, setDiskFull, storedRecords } from "./support/stored";
 
 const call = (code: string) => ({ content: [{ type: "tool_use" as const, name: "python", input: { code } }] });
 const say = (text: string) => ({ content: [{ type: "text" as const, text }] });
@@ -131,6 +131,10 @@ test("an answer and a new name that storage refuses are said to be unsaved, and 
   await expect(page.getByRole("heading", { name: "Untitled conversation" })).toBeVisible();
   await expect(unsaved).toContainText("changes to another conversation");
   await page.getByRole("button", { name: "Named on a full disk", exact: true }).click();
+  await expect(messages(page).getByText("Kept through a full disk.")).toBeVisible();
+  // Leaving now asks first; the person stays, and nothing was lost.
+  await leavingAsksFirst(page);
+  await expect(unsaved).toBeVisible();
   await expect(messages(page).getByText("Kept through a full disk.")).toBeVisible();
 
   // Space is freed: both are written within seconds, with nothing typed or sent again.

@@ -1,6 +1,6 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { fillDisk, setDiskFull, storedRecords } from "./support/stored";
+import { fillDisk, leavingAsksFirst, setDiskFull, storedRecords } from "./support/stored";
 import { editor, openPlayground, output, run, setCode, startRun } from "./support/playground";
 
 test("the Playground's code and output survive a reload", async ({ page }) => {
@@ -44,6 +44,9 @@ test("a save that storage refuses says so, and the next edit saves again once th
   await setCode(page, "refused = 'by a full disk'");
   const alert = page.getByRole("alert").filter({ hasText: "Your code could not be saved" });
   await expect(alert).toContainText("(QuotaExceededError: The quota has been exceeded). ");
+  // Leaving now asks first; the person stays, and the code is still there.
+  await leavingAsksFirst(page);
+  await expect(editor(page)).toContainText("refused = 'by a full disk'");
   await setDiskFull(page, false);
   await setCode(page, "kept = 'once there is room'");
   await expect(alert).toHaveCount(0);

@@ -1,4 +1,4 @@
-import type { Page } from "@playwright/test";
+import { expect, type Page } from "@playwright/test";
 
 /** Every record of one of the app's IndexedDB stores, read straight from IndexedDB (not through the app). */
 export function storedRecords<T>(page: Page, store: string): Promise<T[]> {
@@ -74,4 +74,13 @@ export async function fillDisk(page: Page, refused: Record<string, true | string
 
 export async function setDiskFull(page: Page, full: boolean): Promise<void> {
   await page.evaluate((value) => ((window as unknown as { kilnDiskFull: boolean }).kilnDiskFull = value), full);
+}
+
+/** A reload asked for now is held by the browser's "Leave site?" question, which the person answers Stay. */
+export async function leavingAsksFirst(page: Page): Promise<void> {
+  const asked = page.waitForEvent("dialog", { timeout: 10_000 });
+  void page.evaluate(() => location.reload()).catch(() => undefined);
+  const dialog = await asked;
+  expect(dialog.type()).toBe("beforeunload");
+  await dialog.dismiss();
 }

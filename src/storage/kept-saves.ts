@@ -48,6 +48,14 @@ function changed() {
   shown = [...refused].map(([key, { what, why }]) => ({ key, what, why }));
   listeners.forEach((listener) => listener());
   schedule();
+  // While a write is refused, closing or reloading the page asks first (the browser's own "Leave site?").
+  if (typeof window === "undefined") return;
+  if (refused.size) window.addEventListener("beforeunload", askFirst);
+  else window.removeEventListener("beforeunload", askFirst);
+}
+
+function askFirst(event: BeforeUnloadEvent) {
+  event.preventDefault();
 }
 
 /** The next retry, at the soonest end of a wait (writes being tried now are not waited for: each reschedules as it ends). */

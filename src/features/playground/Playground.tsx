@@ -59,6 +59,14 @@ export function Playground() {
     });
   }, []);
 
+  // While the code is not saved, closing or reloading the page asks first (the browser's own "Leave site?").
+  useEffect(() => {
+    if (!saveProblem) return;
+    const askFirst = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener("beforeunload", askFirst);
+    return () => window.removeEventListener("beforeunload", askFirst);
+  }, [saveProblem]);
+
   // Code another tab saved is shown here too, unless this tab has an edit of its own not saved
   // yet (that edit is saved next, and the other tab follows it in turn). Each tab keeps its own
   // output, from its own Python; the code followed is not saved again from here.
