@@ -37,6 +37,7 @@ let shown: RefusedSave[] = [];
 
 export interface RefusedSave {
   key: string;
+  conversationId: string;
   what: string;
   /** Why storage refused it the last time ("QuotaExceededError: …"). */
   why: string;
@@ -45,7 +46,7 @@ export interface RefusedSave {
 const conversationOf = (key: string) => key.slice(0, key.indexOf(":"));
 
 function changed() {
-  shown = [...refused].map(([key, { what, why }]) => ({ key, what, why }));
+  shown = [...refused].map(([key, { what, why }]) => ({ key, conversationId: conversationOf(key), what, why }));
   listeners.forEach((listener) => listener());
   schedule();
   // While a write is refused, closing or reloading the page asks first (the browser's own "Leave site?").
@@ -94,10 +95,10 @@ async function attempt(key: string, what: string, value: unknown, write: () => P
       refused.delete(key);
       changed();
     }
-    // Storage takes writes again: what it refused before is tried now, each at most once a
-    // wait (a small write that fits does not have a large one that does not copied over and over).
-    if (refused.size && !wasRefused) retry();
-    else if (refused.size) retry(true);
+    // A refused write taken means room: every other refused write is tried now. A fresh write
+    // taken tries only those whose wait is over (a small write that fits must not copy a large
+    // refused one again and again).
+    if (refused.size) retry(wasRefused !== undefined);
     return true;
   } catch (error) {
     if (newest.get(key) !== write || !writable(key)) return false;

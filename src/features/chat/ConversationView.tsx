@@ -20,15 +20,14 @@ function keepDraft(conversationId: string, text: string) {
 /** What a reload would lose of this conversation (and whether of others), while storage refuses it, or "". */
 function unsavedNotice(refused: RefusedSave[], conversationId: string): string {
   if (!refused.length) return "";
-  const conversationOf = (save: RefusedSave) => save.key.slice(0, save.key.indexOf(":"));
-  const here = refused.filter((save) => conversationOf(save) === conversationId);
+  const here = refused.filter((save) => save.conversationId === conversationId);
   const counted = new Map<string, number>();
   for (const save of here) counted.set(save.what, (counted.get(save.what) ?? 0) + 1);
   // Answers first: what the person would miss most.
   const parts = [...counted]
     .sort(([a], [b]) => Number(b === "an answer") - Number(a === "an answer"))
     .map(([what, count]) => (count > 1 && what === "an answer" ? `${count} answers` : what));
-  const others = new Set(refused.map(conversationOf).filter((id) => id !== conversationId)).size;
+  const others = new Set(refused.map((save) => save.conversationId).filter((id) => id !== conversationId)).size;
   if (others) parts.push(others === 1 ? "changes to another conversation" : `changes to ${others} other conversations`);
   const listed = parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}` : parts[0];
   // Why this conversation's last refused write was refused (another's when it has none).
