@@ -54,4 +54,13 @@ describe("OutputBatcher", () => {
     batcher.begin(10);
     expect(batcher.droppedBytes).toBe(0);
   });
+
+  it("says so also when the cap keeps nothing at all", () => {
+    const { events, batcher, bytes } = setup(0);
+    batcher.write("stdout", bytes("hello"));
+    batcher.write("stderr", bytes("again"));
+    batcher.flush();
+    expect(events).toEqual([{ type: "truncated", limitBytes: 0 }]);
+    expect(batcher.droppedBytes).toBe(10);
+  });
 });

@@ -37,6 +37,8 @@ export class OutputBatcher {
   write(name: StreamName, bytes: Uint8Array): void {
     const room = this.limit - this.written;
     if (room <= 0) {
+      // The notice goes out with the first byte dropped, also when the cap keeps nothing at all.
+      if (!this.written && !this.dropped) this.post({ type: "truncated", limitBytes: this.limit });
       this.dropped += bytes.length;
       return;
     }

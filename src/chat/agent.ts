@@ -101,7 +101,16 @@ export async function runTurn(ctx: TurnContext): Promise<void> {
     assistant.content = reply.content;
     assistant.status = "done";
     assistant.usage = reply.usage;
-    if (!calls.length && reply.content.some((b) => b.type === "text" && FENCED_PYTHON.test(b.text))) {
+    const cut = reply.finish === "max_tokens";
+    if (cut) {
+      assistant.notice =
+        `Cut off: the answer reached the limit of ${ctx.maxTokens} output tokens. Raise Max output tokens in Settings, ` +
+        "or ask the model to go on.";
+    } else if (reply.finish === "refusal") {
+      assistant.notice = reply.finishDetail
+        ? `The answer ended early: ${ctx.provider.label} gave the reason ${reply.finishDetail}.`
+        : "The model declined to go on with this answer.";
+    } else if (!calls.length && reply.content.some((b) => b.type === "text" && FENCED_PYTHON.test(b.text))) {
       assistant.notice =
         "The model wrote Python in its answer instead of calling the python tool, so nothing ran. Ask it to run the " +
         "code, or choose a model that supports tool calling.";
@@ -111,15 +120,20 @@ export async function runTurn(ctx: TurnContext): Promise<void> {
     ctx.history.push(assistant);
     if (reply.finish === "continue") continue;
     if (reply.finish !== "tool_calls" && !calls.length) return;
-    await runToolCalls(ctx, calls);
+    await runToolCalls(ctx, calls, cut);
     if (ctx.signal.aborted) return;
+    // A call cut short would most likely be cut again: the person decides whether to go on.
+    if (cut && calls.some((call) => call.invalidInput !== undefined)) return;
   }
 }
 
 /** Why a tool call cannot run, or undefined when it can. */
-function refusal(call: ToolCallBlock, signal: AbortSignal): string | undefined {
+function refusal(call: ToolCallBlock, signal: AbortSignal, cut: boolean): string | undefined {
   if (signal.aborted) return "Not run: the person pressed Stop.";
   if (call.name !== PYTHON_TOOL_NAME) return `Not run: there is no tool named ${call.name}; the only tool is ${PYTHON_TOOL_NAME}.`;
+  if (call.invalidInput !== undefined && cut) {
+    return "Not run: the answer reached its output token limit before this call's code was complete.";
+  }
   if (call.invalidInput !== undefined) {
     const shown = call.invalidInput.length > 200 ? `${call.invalidInput.slice(0, 200)}…` : call.invalidInput;
     return `Not run: the model's arguments for the ${PYTHON_TOOL_NAME} tool were not valid JSON: ${shown}`;
@@ -128,7 +142,7 @@ function refusal(call: ToolCallBlock, signal: AbortSignal): string | undefined {
   return undefined;
 }
 
-async function runToolCalls(ctx: TurnContext, calls: ToolCallBlock[]): Promise<void> {
+async function runToolCalls(ctx: TurnContext, calls: ToolCallBlock[], cut: boolean): Promise<void> {
   const cells: CellRecord[] = [];
   const content: ContentBlock[] = [];
   const results: ChatMessage = {
@@ -145,7 +159,7 @@ async function runToolCalls(ctx: TurnContext, calls: ToolCallBlock[]): Promise<v
     const code = codeOf(call.input) ?? "";
     const cell: CellRecord = { toolUseId: call.id, code, outputs: [], status: "running" };
     cells.push(cell);
-    const why = refusal(call, ctx.signal);
+    const why = refusal(call, ctx.signal, cut);
     if (why) {
       cell.status = "error";
       cell.outputs = [{ kind: "notice", tone: "warning", text: why }];

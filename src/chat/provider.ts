@@ -41,6 +41,8 @@ export interface TurnReply {
   /** Text, tool calls, and the provider's own blocks, in order. */
   content: ContentBlock[];
   finish: FinishReason;
+  /** The provider's own word for how the answer ended, when it is not a plain end (Gemini's `SAFETY`). */
+  finishDetail?: string;
   usage: Usage;
 }
 

@@ -12,6 +12,8 @@ describe("parseHostMessage", () => {
       code: "",
       timeoutMs: 0,
     });
+    // A deadline past what a browser timer keeps (which would fire at once) is cut to the longest one.
+    expect(parseHostMessage({ kiln: 1, type: "run", id: 8, code: "", timeoutMs: 1e12 })).toMatchObject({ timeoutMs: 2 ** 31 - 1 });
     expect(parseHostMessage({ kiln: 1, type: "interrupt", extra: true })).toEqual({ kiln: 1, type: "interrupt" });
     expect(parseHostMessage({ kiln: 1, type: "restart" })).toEqual({ kiln: 1, type: "restart" });
     const bytes = new ArrayBuffer(3);

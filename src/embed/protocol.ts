@@ -4,6 +4,7 @@
  * Pure functions, no DOM: the page wiring is in host-link.ts.
  */
 import type { MimeBundle, PythonError, RestoreReport, RunStatus, StreamName } from "../../workers/python-api";
+import { LONGEST_DEADLINE_MS } from "../runtime/session-config";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -56,7 +57,7 @@ export function parseHostMessage(data: unknown): HostMessage | undefined {
       if (!isRunId(id) || typeof code !== "string" || code.length > MAX_CODE_CHARS) return undefined;
       if (timeoutMs === undefined) return { kiln: 1, type: "run", id, code };
       if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) return undefined;
-      return { kiln: 1, type: "run", id, code, timeoutMs };
+      return { kiln: 1, type: "run", id, code, timeoutMs: Math.min(timeoutMs, LONGEST_DEADLINE_MS) };
     }
     case "interrupt":
     case "restart":

@@ -16,6 +16,9 @@ export interface SessionConfig extends WorkerConfig {
   spare?: "eager" | "on-first-run";
 }
 
+/** The longest delay a browser timer keeps: a longer one fires at once. Deadlines longer than this (24.8 days) are cut to it. */
+export const LONGEST_DEADLINE_MS = 2 ** 31 - 1;
+
 /** The session configuration that follows from the person's settings. */
 export function sessionConfig(
   settings: Settings,
@@ -26,7 +29,7 @@ export function sessionConfig(
     lockFileUrl: settings.lockFileUrl.trim(),
     packageBaseUrl: settings.packageBaseUrl.trim(),
     outputLimitBytes: settings.outputLimitKiB * 1024,
-    timeoutMs: settings.runTimeoutSeconds * 1000,
+    timeoutMs: Math.min(settings.runTimeoutSeconds * 1000, LONGEST_DEADLINE_MS),
     allowInput,
   };
 }

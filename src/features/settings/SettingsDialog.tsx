@@ -10,6 +10,14 @@ import {
   type Settings,
 } from "../../storage/settings";
 import { useSettings } from "./settings-context";
+import { LONGEST_DEADLINE_MS } from "../../runtime/session-config";
+
+/** Each number setting's smallest and largest value: a deadline of 0 is none, a limit of 0 would keep no output. */
+const NUMBER_RANGES = {
+  maxTokens: [1, 1_000_000],
+  runTimeoutSeconds: [0, Math.floor(LONGEST_DEADLINE_MS / 1000)],
+  outputLimitKiB: [1, 1024 * 1024],
+} as const;
 
 /** The Settings dialog: every setting Kiln has, saved in IndexedDB. */
 export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
@@ -81,13 +89,17 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     value: draft[key],
     onChange: (event: { target: { value: string } }) => setDraft({ ...draft, [key]: event.target.value }),
   });
-  const number = (key: "runTimeoutSeconds" | "outputLimitKiB" | "maxTokens") => ({
-    type: "number",
-    min: 0,
-    value: draft[key],
-    onChange: (event: { target: { value: string } }) =>
-      setDraft({ ...draft, [key]: Math.max(0, Number(event.target.value) || 0) }),
-  });
+  const number = (key: keyof typeof NUMBER_RANGES) => {
+    const [min, max] = NUMBER_RANGES[key];
+    return {
+      type: "number",
+      min,
+      max,
+      value: draft[key],
+      onChange: (event: { target: { value: string } }) =>
+        setDraft({ ...draft, [key]: Math.min(max, Math.max(min, Math.round(Number(event.target.value)) || min)) }),
+    };
+  };
 
   return (
     <dialog ref={dialog} className="settings-dialog" aria-label="Settings" onClose={onClose}>

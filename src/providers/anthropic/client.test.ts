@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ProviderError, redactKey } from "../../chat/provider";
+import { ProviderError, redactKey, type SandboxStore } from "../../chat/provider";
 import { listModels, streamMessage, type ProviderSettings, type StreamRequest } from "./client";
+import { anthropic } from "./provider";
 
 const KEY = "sk-ant-api03-Secret_Key-1234567890";
 const settings = (baseUrl: string): ProviderSettings => ({ apiKey: KEY, baseUrl, model: "claude-test", maxTokens: 16 });
@@ -84,5 +85,35 @@ describe("the key goes only where it is meant to", () => {
       expect(listed.kind).toBe("invalid");
       expect(requests).toHaveLength(0);
     }
+  });
+});
+
+describe("a tool call cut short", () => {
+  it("keeps the arguments as sent, not run, instead of failing the answer on the broken JSON", async () => {
+    const events: [string, unknown][] = [
+      ["message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-test", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 9, output_tokens: 1 } } }],
+      ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_1", name: "python", input: {} } }],
+      ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"code": "print(' } }],
+      ["content_block_stop", { type: "content_block_stop", index: 0 }],
+      ["message_delta", { type: "message_delta", delta: { stop_reason: "max_tokens", stop_sequence: null }, usage: { output_tokens: 16 } }],
+      ["message_stop", { type: "message_stop" }],
+    ];
+    const body = events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+    vi.stubGlobal("fetch", async () => new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } }));
+    const provider = anthropic.create(
+      { apiKey: KEY, rememberKey: false, baseUrl: "https://api.anthropic.com", model: "claude-test", sandboxTool: "" },
+      {} as SandboxStore,
+    );
+    const reply = await provider.streamTurn({
+      model: "claude-test",
+      system: "",
+      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+      tools: [],
+      maxTokens: 16,
+      signal: new AbortController().signal,
+      onEvent: () => {},
+    });
+    expect(reply.finish).toBe("max_tokens");
+    expect(reply.content).toEqual([{ type: "tool_call", id: "toolu_1", name: "python", input: {}, invalidInput: '{"code": "print(' }]);
   });
 });

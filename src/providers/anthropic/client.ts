@@ -43,6 +43,8 @@ export interface StreamReply {
   usage: Usage;
   /** The code execution container the answer used. */
   container?: { id: string; expiresAt: string };
+  /** Tool calls whose arguments were not a JSON object (cut short), by id: the arguments as sent. */
+  invalidInputs: Record<string, string>;
 }
 const sdk = lazySdk(() => import("@anthropic-ai/sdk"));
 
@@ -126,6 +128,7 @@ async function read(settings: ProviderSettings, request: StreamRequest, shown: (
   let complete = false;
   let container: StreamReply["container"];
   const json: string[] = [];
+  const invalidInputs: Record<string, string> = {};
   /** Every block in order, in the API's shape, as it must be sent back. */
   const raw: ApiBlock[] = [];
   const stream = await (await client(settings)).messages.create(
@@ -172,11 +175,16 @@ async function read(settings: ProviderSettings, request: StreamRequest, shown: (
       }
       case "content_block_stop": {
         const block = shown[event.index];
-        const input: unknown = json[event.index] ? JSON.parse(json[event.index]) : undefined;
-        if (block?.type === "tool_call") block.input = input ?? {};
+        const sent = json[event.index];
+        const input = sent ? parseInput(sent) : undefined;
         const whole = raw[event.index];
+        if (block?.type === "tool_call") {
+          block.input = input ?? {};
+          // Arguments cut short (the answer reached max_tokens mid-call) are kept as sent, and not run.
+          if (sent && input === undefined) invalidInputs[block.id] = block.invalidInput = sent;
+        }
         if (whole?.type === "text" && block?.type === "text") whole.text = block.text;
-        else if (whole && input !== undefined) whole.input = input;
+        else if (whole && sent) whole.input = input ?? {};
         if (block) request.onEvent({ type: "block", index: event.index, block });
         break;
       }
@@ -196,7 +204,17 @@ async function read(settings: ProviderSettings, request: StreamRequest, shown: (
   // An aborted or cut stream can end without an error: only message_stop means complete.
   if (request.signal.aborted) throw new ProviderError("Stopped.", "aborted");
   if (!complete) throw new ProviderError("The connection to the API was lost mid-answer.", "network");
-  return { blocks: raw.filter(Boolean), stopReason, usage, ...(container ? { container } : {}) };
+  return { blocks: raw.filter(Boolean), stopReason, usage, invalidInputs, ...(container ? { container } : {}) };
+}
+
+/** A tool call's streamed arguments as a JSON object, or undefined when they are not one. */
+function parseInput(sent: string): Record<string, unknown> | undefined {
+  try {
+    const input: unknown = JSON.parse(sent);
+    return input && typeof input === "object" && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A failure in words for the person; what the provider said has the key redacted (a proxy may echo headers). */

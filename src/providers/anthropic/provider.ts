@@ -35,7 +35,11 @@ export const anthropic: ProviderKind = {
             onEvent: request.onEvent,
           },
         );
-        return { content: reply.blocks.map(fromApiBlock), finish: finishReason(reply.stopReason), usage: reply.usage };
+        const content = reply.blocks.map(fromApiBlock).map((block) => {
+          const sent = block.type === "tool_call" ? reply.invalidInputs[block.id] : undefined;
+          return sent === undefined ? block : { ...block, invalidInput: sent };
+        });
+        return { content, finish: finishReason(reply.stopReason), usage: reply.usage };
       },
       listModels: () => listModels(settings(config.model || anthropic.defaultModel)),
       sandbox: anthropicSandbox(settings(config.model || anthropic.defaultModel), config.sandboxTool.trim() || SANDBOX_TOOLS[0], sandboxStore),

@@ -1,6 +1,6 @@
 import type { GenerateContentResponse, GoogleGenAI } from "@google/genai";
 import type { ContentBlock, TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
-import { lazySdk, ProviderError, redactKey, type FinishReason, type TurnRequest } from "../../chat/provider";
+import { lazySdk, ProviderError, redactKey, type FinishReason, type TurnReply, type TurnRequest } from "../../chat/provider";
 import { withRetries } from "../../chat/retry";
 import { checkApiBaseUrl } from "../../storage/settings";
 import { fromFunctionCall, toContents, toDeclaration } from "./wire";
@@ -39,14 +39,14 @@ export async function listModels(settings: GeminiSettings, signal?: AbortSignal)
 
 const LOST = "The connection to Gemini's API was lost mid-answer.";
 
-const FINISH: Record<string, FinishReason> = { STOP: "end", MAX_TOKENS: "max_tokens", SAFETY: "refusal", RECITATION: "refusal", PROHIBITED_CONTENT: "refusal" };
+const FINISH: Record<string, FinishReason> = { STOP: "end", FINISH_REASON_UNSPECIFIED: "end", MAX_TOKENS: "max_tokens" };
 
 /** One model turn with function calling, streamed. */
-export function streamTurn(settings: GeminiSettings, request: TurnRequest): Promise<{ content: ContentBlock[]; finish: FinishReason; usage: Usage }> {
+export function streamTurn(settings: GeminiSettings, request: TurnRequest): Promise<TurnReply> {
   return withRetries(() => streamOnce(settings, request), request.signal, (retry) => request.onEvent({ type: "retry", ...retry }));
 }
 
-async function streamOnce(settings: GeminiSettings, request: TurnRequest) {
+async function streamOnce(settings: GeminiSettings, request: TurnRequest): Promise<TurnReply> {
   const text: TextBlock = { type: "text", text: "" };
   const calls: ToolCallBlock[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -82,6 +82,12 @@ async function streamOnce(settings: GeminiSettings, request: TurnRequest) {
         }
       }
       if (candidate?.finishReason) finish = candidate.finishReason;
+      // A prompt Gemini refuses to answer gets no candidate at all, only the reason.
+      const blocked = chunk.promptFeedback?.blockReason;
+      if (blocked && !candidate) {
+        const why = chunk.promptFeedback?.blockReasonMessage;
+        throw new ProviderError(`Gemini refused to answer this conversation (${blocked}${why ? `: ${why}` : ""}).`, "invalid", partial());
+      }
     }
   } catch (cause) {
     const error = describe(cause, partial(), settings.apiKey);
@@ -92,7 +98,9 @@ async function streamOnce(settings: GeminiSettings, request: TurnRequest) {
   if (request.signal.aborted) throw new ProviderError("Stopped.", "aborted", partial());
   if (!finish) throw new ProviderError(LOST, "network", partial());
   const content: ContentBlock[] = [...partial(), ...calls];
-  return { content, finish: calls.length ? ("tool_calls" as const) : (FINISH[finish] ?? "end"), usage };
+  if (calls.length) return { content, finish: "tool_calls", usage };
+  // Any other reason (SAFETY, RECITATION, MALFORMED_FUNCTION_CALL, …) ended the answer early.
+  return { content, finish: FINISH[finish] ?? "refusal", ...(FINISH[finish] ? {} : { finishDetail: finish }), usage };
 }
 
 /** A failure in words for the person; what the API said has the key redacted. */

@@ -1,6 +1,6 @@
 import type { ResponseOutputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
-import type { ContentBlock, TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
-import { ProviderError, type FinishReason, type TurnRequest } from "../../chat/provider";
+import type { TextBlock, ToolCallBlock, Usage } from "../../model/conversation";
+import { ProviderError, type TurnReply, type TurnRequest } from "../../chat/provider";
 import { withRetries } from "../../chat/retry";
 import { describeFailure, sdkClient, type FailureWords, type ServerSettings } from "../openai-compatible/client";
 import { fromOutputItem, functionCall, toFunctionTool, toInputItems } from "./wire";
@@ -27,12 +27,6 @@ export async function listModels(settings: ServerSettings, signal?: AbortSignal)
   }
 }
 
-export interface TurnReply {
-  content: ContentBlock[];
-  finish: FinishReason;
-  usage: Usage;
-}
-
 /** One assistant turn through the Responses API, streamed; nothing kept on OpenAI's side. */
 export function streamResponse(settings: ServerSettings, request: TurnRequest): Promise<TurnReply> {
   return withRetries(() => streamOnce(settings, request), request.signal, (retry) => request.onEvent({ type: "retry", ...retry }));
@@ -43,7 +37,7 @@ async function streamOnce(settings: ServerSettings, request: TurnRequest): Promi
   const shown: (TextBlock | ToolCallBlock | undefined)[] = [];
   const args: string[] = [];
   const partial = () => shown.filter((b): b is TextBlock => b?.type === "text" && Boolean(b.text));
-  let done: { output: ResponseOutputItem[]; usage: Usage; incomplete: boolean } | undefined;
+  let done: { output: ResponseOutputItem[]; usage: Usage; incomplete?: string } | undefined;
   try {
     const stream = await (await client(settings)).api.responses.create(
       {
@@ -86,7 +80,7 @@ async function streamOnce(settings: ServerSettings, request: TurnRequest): Promi
           done = {
             output: event.response.output,
             usage: { inputTokens: usage?.input_tokens ?? 0, outputTokens: usage?.output_tokens ?? 0 },
-            incomplete: event.type === "response.incomplete",
+            ...(event.type === "response.incomplete" ? { incomplete: event.response.incomplete_details?.reason ?? "max_output_tokens" } : {}),
           };
           break;
         }
@@ -103,5 +97,6 @@ async function streamOnce(settings: ServerSettings, request: TurnRequest): Promi
   if (!done) throw new ProviderError("The connection to OpenAI's API was lost mid-answer.", "network", partial());
   const content = done.output.flatMap((item) => fromOutputItem(item) ?? []);
   const calls = content.some((b) => b.type === "tool_call");
-  return { content, finish: calls ? "tool_calls" : done.incomplete ? "max_tokens" : "end", usage: done.usage };
+  if (done.incomplete === "content_filter") return { content, finish: "refusal", finishDetail: done.incomplete, usage: done.usage };
+  return { content, finish: done.incomplete ? "max_tokens" : calls ? "tool_calls" : "end", usage: done.usage };
 }
