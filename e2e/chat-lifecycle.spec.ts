@@ -146,6 +146,66 @@ test("an answer and a new name that storage refuses are said to be unsaved, and 
   expect(await requests(key)).toHaveLength(1);
 });
 
+test("a conversation that storage has not read yet sends nothing; variables it cannot read are said so and not written over", async ({ page }) => {
+  const key = uniqueKey("unread");
+  await script(key, [call("x = 41\nprint('x is', x)"), say("Set x."), call("z = 2\nprint('z set')"), say("Set z."), say("Went on.")]);
+  // While sessionStorage says so, the app's reads of stored Python variables fail (its writes still work).
+  await page.addInitScript(() => {
+    const get = IDBObjectStore.prototype.get;
+    IDBObjectStore.prototype.get = function (...args: Parameters<typeof get>) {
+      if (sessionStorage.getItem("kilnUnreadable") && this.name === "interpreterState" && this.transaction.mode === "readonly") {
+        throw new DOMException("The file could not be read.", "NotReadableError");
+      }
+      return get.apply(this, args);
+    };
+  });
+  await openChat(page, key);
+  await sendMessage(page, "Keep x");
+  await answered(page, "Set x.");
+  const storedNames = async () =>
+    (await storedRecords<{ names?: string[] }>(page, "interpreterState")).flatMap((record) => record.names ?? []).sort();
+  await expect.poll(storedNames).toEqual(["x"]);
+
+  await page.evaluate(() => sessionStorage.setItem("kilnUnreadable", "1"));
+  await page.reload();
+  await page.getByRole("button", { name: "Keep x", exact: true }).click();
+  await expect(page.getByRole("status").filter({ hasText: "variables were not brought back" })).toContainText(
+    "This conversation's Python variables were not brought back (the browser's storage could not read them: NotReadableError: The file could not be read). They stay saved",
+  );
+  // A run now does not write its variables over the stored ones it never read.
+  await sendMessage(page, "Set z");
+  await answered(page, "Set z.");
+  await expect(page.getByRole("region", { name: "Python cell" }).nth(1)).toContainText("z set");
+  await page.waitForTimeout(1000);
+  expect(await storedNames()).toEqual(["x"]);
+  await page.evaluate(() => sessionStorage.removeItem("kilnUnreadable"));
+  await page.reload();
+  await page.getByRole("button", { name: "Keep x", exact: true }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Python state restored" })).toHaveText("Python state restored: x.");
+
+  // Another page keeps a write to the messages going, so this page's read of them waits: nothing can be sent meanwhile.
+  const held = await holdStores(page, ["messages"]);
+  await page.reload();
+  await page.getByRole("button", { name: "Keep x", exact: true }).click();
+  const box = page.getByRole("textbox", { name: "Message" });
+  await box.fill("Go on");
+  await expect(page.getByRole("button", { name: "Send" })).toBeDisabled();
+  await box.press("Enter");
+  await page.waitForTimeout(500);
+  await expect(box).toHaveValue("Go on");
+  expect(await requests(key)).toHaveLength(4);
+  await held.release();
+  await expect(messages(page).getByText("Set z.")).toBeVisible();
+  await page.getByRole("button", { name: "Send" }).click();
+  await answered(page, "Went on.");
+  // The model got the whole conversation, and the new message is numbered after it.
+  const sent = (await requests(key))[4].body as { messages: { role: string; content: unknown }[] };
+  expect(JSON.stringify(sent.messages[0])).toContain("Keep x");
+  await page.reload();
+  await page.getByRole("button", { name: "Keep x", exact: true }).click();
+  await expect(messages(page).locator(".message").last()).toContainText("Went on.");
+});
+
 test("Stop while a request waits to be retried takes the retry line away", async ({ page }) => {
   const key = uniqueKey("stop-retry");
   const overloaded = { status: 529, error: { type: "overloaded_error", message: "Overloaded" } };

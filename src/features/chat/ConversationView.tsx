@@ -45,7 +45,7 @@ interface Props {
 }
 
 export function ConversationView({ conversation, settings, onChange, onOpenSettings }: Props) {
-  const { session, messages, busy, notice, elsewhere, takeOver, takingOver, send, retry, stop } = useConversation(
+  const { session, messages, loaded, busy, notice, elsewhere, takeOver, takingOver, send, retry, stop } = useConversation(
     conversation.id,
     conversation.pythonNetwork === true,
     conversation.model,
@@ -96,7 +96,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
 
   const submit = () => {
     const text = draft.trim();
-    if (!text || busy || !online || elsewhere) return;
+    if (!text || busy || !online || elsewhere || !loaded) return;
     setDraft("");
     // Not saved (a full disk): nothing was sent, and the text goes back into the box.
     void send(text).then((sent) => sent || setDraft((current) => current || text));
@@ -207,7 +207,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               Stop
             </button>
           ) : (
-            <button type="submit" disabled={!draft.trim() || !online || elsewhere}>
+            <button type="submit" disabled={!draft.trim() || !online || elsewhere || !loaded}>
               Send
             </button>
           )}

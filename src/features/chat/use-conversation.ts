@@ -73,6 +73,8 @@ export interface ConversationView {
   busy: boolean;
   /** A line about retries, the interpreter coming back, or a failure outside any message. */
   notice: string;
+  /** The saved messages are shown: until then nothing is sent (it would go without them, numbered as if first). */
+  loaded: boolean;
   /** Another tab continues this conversation: this one shows it read-only, as that one saves it. */
   elsewhere: boolean;
   /** Continue the conversation in this tab instead (the other one stops its answer and turns read-only). */
@@ -109,6 +111,7 @@ export function useConversation(
   onConversationChange: (id: string, change: (conversation: Conversation) => Conversation) => void,
 ): ConversationView {
   const [messages, setMessages] = useState<ChatMessage[]>([]);
+  const [loaded, setLoaded] = useState(false);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState("");
   const lastSaved = useRef(new Map<string, number>());
@@ -126,12 +129,15 @@ export function useConversation(
   useEffect(() => {
     if (hold === "waiting") return;
     let cancelled = false;
+    const unread = (error: unknown) => {
+      if (!cancelled) setNotice(`This conversation could not be read from the browser's storage (${storageFailure(error)}), so nothing can be sent in it yet. Reload the page to try again.`);
+    };
     if (hold !== "here") {
       // Followed as the other tab saves it; its interpreter is brought back again if this tab takes over.
       restoredOnThisPage.delete(id);
       // That tab's Python holds the newer variables: this tab's are not written over them (answers, each its own, still are).
       leaveKept(id, ["variables"], false);
-      const load = () => void loadWithKept(id).then((loaded) => !cancelled && setMessages(loaded));
+      const load = () => void loadWithKept(id).then((loaded) => !cancelled && setMessages(loaded), unread);
       load();
       const stopFollowing = onNote("saved", id, load);
       return () => {
@@ -143,21 +149,39 @@ export function useConversation(
     // An answer that this conversation's last view left is stopped with it; its last save comes first.
     void stopAnswering(id)
       .then(() => loadWhole(id))
-      .then((loaded) => !cancelled && setMessages(loaded));
+      .then((loaded) => {
+        if (cancelled) return;
+        setMessages(loaded);
+        setLoaded(true);
+      }, unread);
     if (!restoredOnThisPage.has(id)) {
       restoredOnThisPage.add(id);
-      void loadInterpreterState(id).then(async (snapshot) => {
-        if (!snapshot || !snapshot.names.length) return;
-        setNotice("Bringing this conversation's Python variables back…");
-        const report = await session.restoreState(snapshot);
-        // Values let go because their restore never ended: kept, they would hold up every reload.
-        if (session.savedState !== snapshot) saveVariables(id, session.savedState);
-        if (cancelled) return;
-        setNotice(
-          `Python state restored: ${nameList(report.kept) || "nothing"}.` +
-            (report.lost.length ? ` Not restored: ${nameList(report.lost)}.` : ""),
-        );
-      });
+      /** The stored variables did not come back: none are written over them, and opening the conversation again tries again. */
+      const notBack = (why: string) => {
+        restoredOnThisPage.delete(id);
+        leaveKept(id, ["variables"], false);
+        if (!cancelled) setNotice(`This conversation's Python variables were not brought back (${why}). They stay saved, and are brought back when you open this conversation again.`);
+      };
+      void loadInterpreterState(id).then(
+        async (snapshot) => {
+          if (!snapshot || !snapshot.names.length) return;
+          setNotice("Bringing this conversation's Python variables back…");
+          let report;
+          try {
+            report = await session.restoreState(snapshot);
+          } catch (error) {
+            return notBack(error instanceof Error ? error.message : String(error));
+          }
+          // Values let go because their restore never ended: kept, they would hold up every reload.
+          if (session.savedState !== snapshot) saveVariables(id, session.savedState);
+          if (cancelled) return;
+          setNotice(
+            `Python state restored: ${nameList(report.kept) || "nothing"}.` +
+              (report.lost.length ? ` Not restored: ${nameList(report.lost)}.` : ""),
+          );
+        },
+        (error: unknown) => notBack(`the browser's storage could not read them: ${storageFailure(error)}`),
+      );
     }
     return () => {
       cancelled = true;
@@ -255,7 +279,7 @@ export function useConversation(
 
   const send = useCallback(
     async (text: string) => {
-      if (!isHere()) return false;
+      if (!isHere() || !loaded) return false;
       const message: ChatMessage = {
         id: crypto.randomUUID(),
         conversationId: id,
@@ -282,7 +306,7 @@ export function useConversation(
       await turn([...messages, message]);
       return true;
     },
-    [id, isHere, messages, onConversationChange, turn],
+    [id, isHere, loaded, messages, onConversationChange, turn],
   );
 
   const retry = useCallback(() => turn(messages), [messages, turn]);
@@ -291,5 +315,5 @@ export function useConversation(
   const stop = useCallback(() => answering.get(id)?.controller.abort(), [id]);
 
   const elsewhere = hold === "elsewhere" || hold === "taking";
-  return { session, messages, busy, notice, elsewhere, takeOver, takingOver: hold === "taking", send, retry, stop };
+  return { session, messages, loaded, busy, notice, elsewhere, takeOver, takingOver: hold === "taking", send, retry, stop };
 }
