@@ -19,7 +19,7 @@ import {
   type CanaryHit,
 } from "./support/attacks";
 import { expect, messagesOf, openHost, runInWidget, test, waitForReady, widgetQuery } from "./support/embed-host";
-import { output, run } from "./support/playground";
+import { openPlayground, output, run } from "./support/playground";
 
 let canary: Awaited<ReturnType<typeof startCanary>>;
 test.beforeAll(async () => {
@@ -134,6 +134,32 @@ test("hostile Python in the Playground cannot reach the key, the app or the page
   await run(page, "print(6 * 7)");
   await expect(output(page)).toContainText("42");
   await expectKeyKept(page, key, requests);
+});
+
+test("a failure the worker forges, with an object for its message, is shown as text and the page stays", async ({ page }) => {
+  await openPlayground(page);
+  // The worker's reply to the page's file listing after each run becomes a Comlink "throw" whose message is an object.
+  await run(
+    page,
+    `import js
+from pyodide.ffi import to_js, create_proxy
+post = js.MessagePort.prototype.postMessage
+forged = []
+def forge(this, message, *rest):
+    if getattr(message, "type", None) == "RAW" and js.Array.isArray(message.value):
+        forged.append(1)
+        message = to_js({"id": message.id, "type": "HANDLER", "name": "throw",
+                         "value": {"isError": True, "value": {"message": {"pwn": 1}}}},
+                        dict_converter=js.Object.fromEntries)
+    return post.call(this, message, *rest)
+js.MessagePort.prototype.postMessage = create_proxy(forge, capture_this=True)
+print("forging")`,
+  );
+  await expect(page.getByRole("alert").filter({ hasText: "The Python worker reported a failure it did not describe." })).toBeVisible();
+  // The attack ran: the forged reply went out; and the page still answers.
+  await run(page, "js.MessagePort.prototype.postMessage = post\nlen(forged) > 0");
+  await expect(output(page)).toHaveText("True");
+  await expect(page.getByRole("button", { name: "Run" })).toBeVisible();
 });
 
 test("hostile Python in a chat tool call has no network and cannot reach the key", async ({ page }) => {

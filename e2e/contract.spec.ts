@@ -136,6 +136,25 @@ test("a flood of output is capped with a visible notice and the page stays usabl
   await expect(out).toHaveText("'still responsive'");
 });
 
+test("20 000 small displays show the first 1000 with a notice, and the page stays usable", async ({ playground: page }) => {
+  await run(page, "for i in range(20_000):\n    display(i)");
+  const out = output(page);
+  await expect(out.getByText("Output truncated: this run showed more than 1000 outputs; the rest is not shown.")).toBeVisible();
+  // The first thousand, 0 to 999, and then the notice: none after it.
+  await expect(out).toHaveText(/^0123456789101112.*997998999Output truncated: this run showed more than 1000 outputs; the rest is not shown\.$/);
+  await run(page, "'still responsive'");
+  await expect(out).toHaveText("'still responsive'");
+});
+
+test("Markdown nested too deeply to render is shown as its text, and the page stays", async ({ playground: page }) => {
+  await run(page, 'class Deep:\n    def _repr_markdown_(self): return ">" * 6000 + " the end"\nDeep()');
+  const out = output(page);
+  await expect(out).toContainText(">>>>>>>> the end");
+  await expect(out.locator("blockquote")).toHaveCount(0);
+  await run(page, "'still here'");
+  await expect(out).toHaveText("'still here'");
+});
+
 test("input() asks in the page and returns what the person typed", async ({ playground: page }) => {
   const finished = await startRun(page, 'name = input("Your name? ")\nprint(f"Hello, {name}!")');
   const field = page.getByRole("textbox", { name: "Python input" });

@@ -1,6 +1,7 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
+import { ShownSafely } from "./components/ShownSafely";
 import { warmSpare } from "./runtime/spares";
 import { sessionConfig } from "./runtime/session-config";
 import { loadSettings } from "./storage/settings";
@@ -16,6 +17,8 @@ loadSettings()
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
-    <App />
+    <ShownSafely what="page">
+      <App />
+    </ShownSafely>
   </StrictMode>,
 );

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatMessage, ContentBlock, ToolCallBlock } from "../model/conversation";
 import { runTurn, type TurnContext } from "./agent";
 import type { Provider, TurnReply, TurnRequest } from "./provider";
+import { toolResult } from "./python-tool";
 
 const question: ChatMessage = {
   id: "q",
@@ -106,5 +107,12 @@ describe("an answer that ends before it is finished says so", () => {
   it("a finished answer has no notice", async () => {
     const { messages } = await turn([{ content: [text("Done.")], finish: "end", usage }]);
     expect(messages[0].notice).toBeUndefined();
+  });
+});
+
+describe("toolResult", () => {
+  it("tells the model of outputs a run dropped past its limit", () => {
+    const result = toolResult("call_1", { outcome: { status: "ok", durationMs: 3 }, events: [], droppedOutputs: 19_000 });
+    expect(result.content[0]).toMatchObject({ type: "text", text: expect.stringContaining("[19000 more outputs not shown: a run shows at most 1000.]") });
   });
 });

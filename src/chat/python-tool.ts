@@ -3,6 +3,7 @@ import { WORKING_DIRECTORY } from "../../workers/file-paths";
 import type { ImageBlock, TextBlock, ToolResultBlock } from "../model/conversation";
 import type { RunOutcome } from "../model/output";
 import { formatBytes, statusLine } from "../runtime/output-model";
+import { MAX_RUN_OUTPUTS } from "../runtime/run-owner";
 import type { ToolSpec } from "./provider";
 
 export const PYTHON_TOOL_NAME = "python";
@@ -48,7 +49,7 @@ export function codeOf(input: unknown): string | undefined {
 }
 
 /** A run as a tool result, from its events and outcome: text for everything, images as image blocks. */
-export function toolResult(callId: string, run: { outcome: RunOutcome; events: readonly WorkerEvent[] }): ToolResultBlock {
+export function toolResult(callId: string, run: { outcome: RunOutcome; events: readonly WorkerEvent[]; droppedOutputs?: number }): ToolResultBlock {
   const { outcome } = run;
   const parts: string[] = [];
   const images: ImageBlock[] = [];
@@ -75,6 +76,7 @@ export function toolResult(callId: string, run: { outcome: RunOutcome; events: r
       parts.push(`[Output truncated: this run printed more than ${formatBytes(event.limitBytes)}; the rest is not shown.]`);
     }
   }
+  if (run.droppedOutputs) parts.push(`[${run.droppedOutputs} more outputs not shown: a run shows at most ${MAX_RUN_OUTPUTS}.]`);
   if (outcome.value) addBundle("result", outcome.value);
   for (const note of outcome.ranOn?.notes ?? []) parts.push(`[${note}]`);
   const sections = [`status: ${outcome.status} (${Math.round(outcome.durationMs)} ms)`];

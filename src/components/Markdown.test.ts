@@ -1,17 +1,27 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
+import { Marked } from "marked";
 import { renderMarkdown } from "./Markdown";
 
 /** The rendered Markdown as a DOM, to assert on elements and attributes rather than on text. */
 function render(source: string): HTMLElement {
   const root = document.createElement("div");
-  root.innerHTML = renderMarkdown(source);
+  root.innerHTML = renderMarkdown(source) ?? "";
   return root;
 }
 
 const PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
 describe("renderMarkdown", () => {
+  it("gives up, for plain text, on Markdown nested deeper than marked can parse or too long to parse quickly", () => {
+    const nested = `${">".repeat(6000)} x`;
+    // The attack is real: marked itself runs out of stack on it.
+    expect(() => new Marked().parse(nested, { async: false })).toThrow(RangeError);
+    expect(renderMarkdown(nested)).toBeUndefined();
+    expect(renderMarkdown(`${"- a\n  ".repeat(40_000)}`)).toBeUndefined();
+    expect(renderMarkdown("> quoted")).toMatch(/<blockquote>/);
+  });
+
   it("renders markdown", () => {
     expect(renderMarkdown("# Title\n\n*em*")).toMatch(/<h1>Title<\/h1>[\s\S]*<em>em<\/em>/);
   });

@@ -122,13 +122,26 @@ const sanitizeMarkdownHtml = hookedSanitizer(MARKDOWN_CONFIG, afterSanitizeAttri
  * Markdown rendered with marked (code highlighted), then sanitized strictly: no scripts,
  * handlers, styles, forms, frames, popovers or ids; images only from `data:`/`blob:` (any other
  * becomes a link to it); links only http(s) and mailto, opened in a new tab without referrer.
+ * Undefined when it cannot be rendered: longer than {@link MAX_MARKDOWN_CHARS}, or nested so
+ * deeply that marked fails.
  */
-export function renderMarkdown(source: string): string {
-  return sanitizeMarkdownHtml(marked.parse(source, { async: false }));
+export function renderMarkdown(source: string): string | undefined {
+  // marked's time grows faster than the text for deeply nested lists, and nesting deep enough exhausts its stack.
+  if (source.length > MAX_MARKDOWN_CHARS) return undefined;
+  try {
+    return sanitizeMarkdownHtml(marked.parse(source, { async: false }));
+  } catch {
+    return undefined;
+  }
 }
 
+/** Markdown longer than this is shown as its plain text. */
+export const MAX_MARKDOWN_CHARS = 100_000;
+
+/** Markdown, or its plain text when it cannot be rendered (see {@link renderMarkdown}). */
 export function Markdown({ source }: { source: string }) {
   const html = useMemo(() => renderMarkdown(source), [source]);
+  if (html === undefined) return <div className="markdown markdown-plain">{source}</div>;
   return <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 

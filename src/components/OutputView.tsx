@@ -1,6 +1,7 @@
 import { useState, type ReactNode } from "react";
 import type { OutputItem } from "../runtime/output-model";
 import { RichOutput } from "./RichOutput";
+import { ShownSafely } from "./ShownSafely";
 
 interface Props {
   items: readonly OutputItem[];
@@ -40,7 +41,11 @@ export function OutputView({ items, onAnswer }: Props) {
       i--;
       continue;
     }
-    blocks.push(<OutputBlock key={i} item={item} onAnswer={onAnswer} />);
+    blocks.push(
+      <ShownSafely key={i} what="output">
+        <OutputBlock item={item} onAnswer={onAnswer} />
+      </ShownSafely>,
+    );
   }
   return <>{blocks}</>;
 }

@@ -125,8 +125,19 @@ export class WorkerApi {
 
   /** `call()`'s answer, or the reason the worker ended first (a call to a released proxy never goes out). */
   private answer(call: () => Promise<unknown>): Promise<unknown> {
-    return this.released ? this.gone : Promise.race([call(), this.gone]);
+    if (this.released) return this.gone;
+    // A failure the worker reports is its data too: of it, only a message that is a string of bounded length is kept.
+    const answered = call().catch((error: unknown) => {
+      throw workerFailure(error);
+    });
+    return Promise.race([answered, this.gone]);
   }
+}
+
+/** What the page keeps of a failure the worker reported: a plain Error, its message a bounded string. */
+export function workerFailure(error: unknown): Error {
+  const message = error !== null && typeof error === "object" ? (error as { message?: unknown }).message : undefined;
+  return new Error(typeof message === "string" ? message.slice(0, 2000) : "The Python worker reported a failure it did not describe.");
 }
 
 /** How long a host frame may take to start its worker before the start counts as failed. */

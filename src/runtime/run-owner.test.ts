@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { RunOwner } from "./run-owner";
+import type { WorkerEvent } from "../../workers/python-api";
+import { MAX_RUN_OUTPUTS, NOTIFY_INTERVAL_MS, RunOwner } from "./run-owner";
 
 describe("RunOwner", () => {
   it("shows what the run printed, then how it ended, and counts it", async () => {
@@ -29,5 +30,60 @@ describe("RunOwner", () => {
     // The next run starts as usual.
     await owner.run(async () => ({ status: "ok", durationMs: 1 }));
     expect(owner.current.finishedRuns).toBe(2);
+  });
+
+  it("a run of 20 000 small displays shows the first 1000 and says so, telling its views a few times, not 20 000", async () => {
+    const owner = new RunOwner();
+    let told = 0;
+    owner.subscribe(() => told++);
+    const started = performance.now();
+    const finished = await owner.run(async (_signal, onEvent) => {
+      for (let i = 0; i < 20_000; i++) onEvent({ type: "display", data: { "text/plain": String(i) } });
+      return { status: "ok", durationMs: 1 };
+    });
+    const displays = owner.current.outputs.filter((item) => item.kind === "display");
+    expect(displays).toHaveLength(MAX_RUN_OUTPUTS);
+    expect(displays[MAX_RUN_OUTPUTS - 1]).toEqual({ kind: "display", data: { "text/plain": "999" } });
+    expect(owner.current.outputs.filter((item) => item.kind === "notice")).toEqual([
+      { kind: "notice", tone: "warning", text: "Output truncated: this run showed more than 1000 outputs; the rest is not shown." },
+    ]);
+    expect(finished.droppedOutputs).toBe(19_000);
+    expect(finished.events).toHaveLength(MAX_RUN_OUTPUTS);
+    // Told when it started and when it ended: the displays, all within one tick, came with the end.
+    expect(told).toBe(2);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("output that streams over time reaches the views within an interval, and an input prompt at once", async () => {
+    vi.useFakeTimers();
+    try {
+      const owner = new RunOwner();
+      const seen: number[] = [];
+      owner.subscribe(() => seen.push(owner.current.outputs.length));
+      let emit!: (event: WorkerEvent) => void;
+      let finish!: () => void;
+      const run = owner.run(
+        (_signal, onEvent) =>
+          new Promise((resolve) => {
+            emit = onEvent;
+            finish = () => resolve({ status: "ok", durationMs: 1 });
+          }),
+      );
+      await Promise.resolve();
+      seen.length = 0;
+      emit({ type: "display", data: { "text/plain": "a" } });
+      emit({ type: "display", data: { "text/plain": "b" } });
+      expect(seen).toEqual([]);
+      vi.advanceTimersByTime(NOTIFY_INTERVAL_MS);
+      expect(seen).toEqual([2]);
+      emit({ type: "input-request", prompt: "name? " });
+      expect(seen).toEqual([2, 3]);
+      finish();
+      await run;
+      vi.advanceTimersByTime(NOTIFY_INTERVAL_MS);
+      expect(seen).toEqual([2, 3, 3]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -15,9 +15,22 @@ export interface RunView {
 /** What a run produced: its outcome, every event in order, and the outputs shown. */
 export interface FinishedRun {
   outcome: RunOutcome;
+  /** Every event, but those of the outputs past {@link MAX_RUN_OUTPUTS}. */
   events: WorkerEvent[];
   outputs: OutputItem[];
+  /** Outputs (displays, input prompts) past {@link MAX_RUN_OUTPUTS}, dropped. */
+  droppedOutputs: number;
 }
+
+/**
+ * Displays and input prompts one run shows at most; the rest are dropped, with a notice.
+ * Each is a block of its own in the page, so a loop of small displays would otherwise make
+ * every later one cost more to show than the one before.
+ */
+export const MAX_RUN_OUTPUTS = 1000;
+
+/** While a run streams, its views are told of new output at most this often. */
+export const NOTIFY_INTERVAL_MS = 16;
 
 /** Runs a piece of code: where it goes is the caller's; Stop aborts `signal`. */
 export type Execute = (signal: AbortSignal, onEvent: (event: WorkerEvent) => void) => Promise<RunOutcome>;
@@ -57,13 +70,22 @@ export class RunOwner {
     const controller = new AbortController();
     this.controller = controller;
     const events: WorkerEvent[] = [];
+    let outputsShown = 0;
+    let droppedOutputs = 0;
     this.update({ outputs: [], running: true, startedAt: performance.now() });
     let outcome: RunOutcome;
     try {
       outcome = await execute(controller.signal, (event) => {
+        if ((event.type === "display" || event.type === "input-request") && ++outputsShown > MAX_RUN_OUTPUTS) {
+          if (!droppedOutputs++) {
+            const text = `Output truncated: this run showed more than ${MAX_RUN_OUTPUTS} outputs; the rest is not shown.`;
+            this.update({ outputs: [...this.view.outputs, { kind: "notice", tone: "warning", text }] }, true);
+          }
+          return;
+        }
         events.push(event);
         // The view's outputs, not a copy: an answer to input() given meanwhile stays.
-        this.update({ outputs: applyEvent(this.view.outputs, event) });
+        this.update({ outputs: applyEvent(this.view.outputs, event) }, event.type !== "input-request");
       });
     } catch (error) {
       // Never a run that ends showing nothing: the person (or the model, or the widget's host) is told.
@@ -76,7 +98,7 @@ export class RunOwner {
     const outputs = applyResult(this.view.outputs, outcome);
     this.update({ outputs, running: false, finishedRuns: this.view.finishedRuns + 1 });
     done();
-    return { outcome, events, outputs };
+    return { outcome, events, outputs, droppedOutputs };
   }
 
   private running: Promise<void> | undefined;
@@ -91,8 +113,21 @@ export class RunOwner {
     this.update({ outputs: answerInput(this.view.outputs, text) });
   }
 
-  private update(change: Partial<RunView>): void {
+  private notifyTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Change what is shown; `soon`: tell the views within {@link NOTIFY_INTERVAL_MS}, with whatever else comes meanwhile. */
+  private update(change: Partial<RunView>, soon = false): void {
     this.view = { ...this.view, ...change };
+    if (soon) {
+      this.notifyTimer ??= setTimeout(() => this.notify(), NOTIFY_INTERVAL_MS);
+      return;
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    clearTimeout(this.notifyTimer);
+    this.notifyTimer = undefined;
     for (const listener of this.listeners) listener();
   }
 }

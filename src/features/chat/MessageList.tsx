@@ -1,4 +1,5 @@
 import { Markdown } from "../../components/Markdown";
+import { ShownSafely } from "../../components/ShownSafely";
 import type { ChatMessage } from "../../model/conversation";
 import { codeOf } from "../../chat/python-tool";
 import { modelLabel, providerKind } from "../../providers";
@@ -35,9 +36,13 @@ export function MessageList({ messages, busy, onRetry }: Props) {
             )}
             {message.content.map((block, index) =>
               block.type === "text" ? (
-                <Markdown key={index} source={block.text} />
+                <ShownSafely key={index} what="part of the answer">
+                  <Markdown source={block.text} />
+                </ShownSafely>
               ) : block.type === "tool_call" ? (
-                <PythonCell key={block.id} code={codeOf(block.input) ?? ""} cell={cells.get(block.id)} />
+                <ShownSafely key={block.id} what="Python cell">
+                  <PythonCell code={codeOf(block.input) ?? ""} cell={cells.get(block.id)} />
+                </ShownSafely>
               ) : null,
             )}
             {message.status === "streaming" && !message.content.length && <p className="thinking">Thinking…</p>}
