@@ -84,8 +84,8 @@ test("an answer and a cell cut off by a reload read as stopped afterwards, not a
   await openChat(page, key);
   await sendMessage(page, "Run something slow");
   await expect(page.getByRole("region", { name: "Python cell" })).toContainText("cell started", { timeout: 90_000 });
-  // The attack on consistency: the page goes away while the cell runs.
-  expect((await storedMessages(page)).some((m) => m.cells?.some((cell) => cell.status === "running"))).toBe(true);
+  // The attack on consistency: the page goes away while the cell runs, once storage holds it as running (written as it starts).
+  await expect.poll(async () => (await storedMessages(page)).some((m) => m.cells?.some((cell) => cell.status === "running")), { timeout: 5000 }).toBe(true);
   await page.reload();
   await expect(messages(page).getByText("Run something slow")).toBeVisible();
   await expect(page.getByRole("region", { name: "Python cell" })).not.toContainText("running", { timeout: 10_000 });

@@ -1,11 +1,11 @@
 /**
  * README claims that need a test of their own: the key kept only in memory, the cap on Python
  * rounds, the cut of long tool results, an unknown model, Stop inside a chat turn, Stop of a
- * waiting input(), what the Files list shows, and upload by drag and drop.
+ * waiting input(), what the Files list shows, upload by drag and drop, and settings saved in two tabs.
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { storedSettings } from "./support/settings";
+import { saveSettings, storedSettings } from "./support/settings";
 import { answered, apiBase, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground, output, run, startRun } from "./support/playground";
 
@@ -34,6 +34,28 @@ test("\"Don't remember this key\" keeps the key in this tab only: it works now, 
   await page.reload();
   await page.getByRole("button", { name: "Settings" }).click();
   await expect(page.getByRole("dialog", { name: "Settings" }).getByRole("group", { name: "Anthropic", exact: true }).getByLabel("API key")).toHaveValue("");
+});
+
+test("settings saved in one tab are not undone by a save in another tab opened before", async ({ page }) => {
+  await page.goto("/#/playground");
+  const other = await page.context().newPage();
+  await other.goto("/#/playground");
+  // The other tab's Settings are open since before the first tab's save.
+  await other.getByRole("button", { name: "Settings" }).click();
+  const dialog = other.getByRole("dialog", { name: "Settings" });
+  await expect(dialog).toBeVisible();
+  await saveSettings(page, { "Gemini › API key": "AIza-kept-from-the-first-tab" });
+  expect(await storedSettings(page)).toContain("AIza-kept-from-the-first-tab");
+  // There, something else is changed and saved.
+  await dialog.getByLabel("Run deadline (seconds, 0 = none)").fill("45");
+  await dialog.getByRole("button", { name: "Save" }).click();
+  await expect(dialog).toBeHidden();
+  const stored = await storedSettings(page);
+  expect(stored).toContain('"runTimeoutSeconds":45');
+  expect(stored).toContain("AIza-kept-from-the-first-tab");
+  // And the other tab now has the key too, so a later save there keeps it as well.
+  await other.getByRole("button", { name: "Settings" }).click();
+  await expect(dialog.getByRole("group", { name: "Gemini", exact: true }).getByLabel("API key")).toHaveValue("AIza-kept-from-the-first-tab");
 });
 
 test("after 12 rounds of Python in one answer Kiln stops and says so; a long tool result is cut with a notice", async ({ page }) => {

@@ -123,6 +123,25 @@ test("file names with spaces, Unicode and path tricks stay inside the working di
   await expect(output(page)).toContainText("['escape.txt', 'résumé été ☀.txt'] False");
 });
 
+test("links in Python's folder are not followed: one to nowhere, a loop and one to a system folder leave the files saved as before", async ({ page }) => {
+  await openPlayground(page);
+  await run(
+    page,
+    "import os\nos.symlink('/nowhere', 'dangling')\nos.symlink('.', 'loop')\nos.symlink('/lib', 'system')\n" +
+      "open('kept.txt', 'w').write('kept')\nprint(os.path.islink('dangling'), os.path.islink('loop'), os.path.islink('system'))",
+  );
+  // The links are there, in Python's folder.
+  await expect(output(page)).toHaveText("True True True");
+  const files = filesList(page);
+  await expect(files).toContainText("kept.txt");
+  await expect(files.getByRole("listitem")).toHaveCount(1);
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  // Saving still works after them: a file written by the next run is listed too.
+  await run(page, "open('later.txt', 'w').write('later')");
+  await expect(files.getByRole("listitem")).toHaveCount(2);
+  await expect(files).toContainText("later.txt");
+});
+
 test("a file over the storage quota is reported, and the files already saved are kept", async () => {
   // A real full disk: the browser's profile on a small tmpfs (the suite runs as root), so
   // the browser itself runs out of room for a 40 MiB file.

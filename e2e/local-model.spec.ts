@@ -53,6 +53,29 @@ test("a local model's tool call runs in the browser, its answer comes back, and 
   expect(String(result.content)).toContain("total 45");
 });
 
+test("a local model still answers when the device is offline; a model on the internet waits, and says so", async ({ page }) => {
+  const session = uniqueSession("local-offline");
+  await scriptOpenAI(session, [say("Answered without a network.")]);
+  await openLocalChat(page, session);
+  // The device loses its network, as the browser reports it (the local server, on this machine, still answers).
+  await page.evaluate(() => {
+    Object.defineProperty(Navigator.prototype, "onLine", { get: () => false, configurable: true });
+    window.dispatchEvent(new Event("offline"));
+  });
+  await expect(page.getByText("You are offline")).toHaveCount(0);
+  await sendMessage(page, "Are you there?");
+  await answered(page, "Answered without a network.");
+  expect(await openaiRequests(session)).toHaveLength(1);
+
+  // The same conversation with a model on the internet: nothing can be sent, and the notice says why.
+  const key = uniqueKey("offline-cloud");
+  await saveSettings(page, { "Anthropic › API key": key, "Anthropic › Base URL": "https://api.anthropic.example" });
+  await page.getByRole("combobox", { name: "Model for this conversation" }).selectOption({ label: "Anthropic · claude-sonnet-5-5" });
+  await expect(page.getByText("You are offline: nothing is sent to the model until you are back online")).toBeVisible();
+  await page.getByRole("textbox", { name: "Message" }).fill("And now?");
+  await expect(page.getByRole("button", { name: "Send" })).toBeDisabled();
+});
+
 test("with a local model, a module Pyodide lacks ends unavailable with the reason", async ({ page }) => {
   const session = uniqueSession("local-missing");
   await scriptOpenAI(session, [call("import torch\nprint(torch.__version__)"), say("No torch here.")]);

@@ -54,6 +54,35 @@ test("a save that storage refuses says so, and the next edit saves again once th
   await expect(editor(page)).toContainText("kept = 'once there is room'");
 });
 
+test("saved code that storage cannot read is said so, and the example shown instead is not saved over it", async ({ page }) => {
+  // While sessionStorage says so, the app's reads of the Playground's record fail.
+  await page.addInitScript(() => {
+    const get = IDBObjectStore.prototype.get;
+    IDBObjectStore.prototype.get = function (...args: Parameters<typeof get>) {
+      if (sessionStorage.getItem("kilnUnreadable") && this.name === "playground") throw new DOMException("The file could not be read.", "NotReadableError");
+      return get.apply(this, args);
+    };
+  });
+  await openPlayground(page);
+  await setCode(page, "mine = 'kept through a failed read'");
+  const stored = async () => JSON.stringify(await storedRecords(page, "playground"));
+  await expect.poll(stored).toContain("kept through a failed read");
+
+  await page.evaluate(() => sessionStorage.setItem("kilnUnreadable", "1"));
+  await page.reload();
+  await expect(page.getByRole("alert").filter({ hasText: "Your saved code could not be read" })).toContainText(
+    "(NotReadableError: The file could not be read), so the example is shown",
+  );
+  await expect(editor(page)).not.toContainText("kept through a failed read");
+  await page.waitForTimeout(1500);
+  expect(await stored()).toContain("kept through a failed read");
+
+  await page.evaluate(() => sessionStorage.removeItem("kilnUnreadable"));
+  await page.reload();
+  await expect(editor(page)).toContainText("mine = 'kept through a failed read'");
+  await expect(page.getByRole("alert")).toHaveCount(0);
+});
+
 test("two Playground tabs show the code either saved; an edit not saved yet is not replaced, and each keeps its own output", async ({ page }) => {
   await openPlayground(page);
   const other = await page.context().newPage();

@@ -16,7 +16,11 @@ function resolve(path: string): string {
   return path.startsWith("/") ? `/${safe}` : `${WORKING_DIRECTORY}/${safe}`;
 }
 
-/** Every file under the working directory, but hidden ones and compiled modules. */
+/**
+ * Every file under the working directory, but hidden ones, compiled modules and links: a link
+ * is not followed (one that leads nowhere or round in a loop would fail the whole listing, and
+ * one to a system folder would have it saved as the person's files).
+ */
 export function listWorkingFiles(fs: FileSystem): FileInfo[] {
   const files: FileInfo[] = [];
   const walk = (dir: string, prefix: string) => {
@@ -24,7 +28,8 @@ export function listWorkingFiles(fs: FileSystem): FileInfo[] {
       // Hidden files and folders (caches, settings) and compiled modules are not the person's files.
       if (name.startsWith(".") || name === "__pycache__") continue;
       const full = `${dir}/${name}`;
-      const stat = fs.stat(full) as { mode: number; size: number; mtime: Date | number };
+      const stat = fs.lstat(full) as { mode: number; size: number; mtime: Date | number };
+      if (fs.isLink(stat.mode)) continue;
       if (fs.isDir(stat.mode)) walk(full, `${prefix}${name}/`);
       else if (fs.isFile(stat.mode)) {
         files.push({ path: prefix + name, size: stat.size, mtimeMs: new Date(stat.mtime).getTime() });

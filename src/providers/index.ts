@@ -2,7 +2,7 @@ import type { ModelRef } from "../model/conversation";
 import type { Provider, ProviderKind } from "../chat/provider";
 import type { SandboxChoice } from "../execution/run-code";
 import { loadSandbox, saveSandbox } from "../storage/sandboxes";
-import { providerConfig, type ProviderConfig, type Settings } from "../storage/settings";
+import { isLocalUrl, providerConfig, type ProviderConfig, type Settings } from "../storage/settings";
 import { anthropic } from "./anthropic/provider";
 import { gemini } from "./gemini/provider";
 import { openai } from "./openai/provider";
@@ -17,6 +17,12 @@ export const providerKind = (id: string): ProviderKind | undefined => PROVIDERS.
 export function effectiveConfig(settings: Settings, kind: ProviderKind): ProviderConfig {
   const config = providerConfig(settings, kind.id);
   return { ...config, baseUrl: config.baseUrl.trim() || kind.defaultBaseUrl, model: config.model.trim() || kind.defaultModel };
+}
+
+/** Whether `ref`'s provider is served from this device (a local model server), so that it answers without a network. */
+export function servedLocally(settings: Settings, ref: ModelRef | undefined): boolean {
+  const kind = ref && providerKind(ref.provider);
+  return Boolean(kind && isLocalUrl(effectiveConfig(settings, kind).baseUrl));
 }
 
 /** Providers set up enough to use. */

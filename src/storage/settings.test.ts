@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkApiBaseUrl, DEFAULT_SETTINGS, EMPTY_PROVIDER_CONFIG, mergeSettings, PYODIDE_VERSION, PYTHON_VERSION } from "./settings";
+import { checkApiBaseUrl, DEFAULT_SETTINGS, EMPTY_PROVIDER_CONFIG, mergeChanges, mergeSettings, PYODIDE_VERSION, PYTHON_VERSION, type Settings } from "./settings";
 import pyodidePackage from "pyodide/package.json";
 import lock from "pyodide/pyodide-lock.json";
 
@@ -55,5 +55,29 @@ describe("settings", () => {
     expect(refused("https://host/v1?key=x")).toMatch(/query/);
     // A key pasted into the wrong field is not repeated back.
     expect(refused("sk-ant-api03-secret")).not.toContain("sk-ant");
+  });
+});
+
+describe("mergeChanges", () => {
+  it("saves only what was changed, over what another tab saved meanwhile", () => {
+    const base: Settings = { ...DEFAULT_SETTINGS, providers: { anthropic: { ...EMPTY_PROVIDER_CONFIG, apiKey: "sk-a" } } };
+    // Another tab adds a Gemini key and changes the Anthropic model.
+    const current: Settings = {
+      ...base,
+      providers: { anthropic: { ...base.providers.anthropic, model: "claude-x" }, gemini: { ...EMPTY_PROVIDER_CONFIG, apiKey: "AIza-other" } },
+    };
+    // This tab changed the deadline and the Anthropic key.
+    const changed: Settings = { ...base, runTimeoutSeconds: 45, providers: { anthropic: { ...base.providers.anthropic, apiKey: "sk-b" } } };
+    expect(mergeChanges(base, changed, current)).toEqual({
+      ...DEFAULT_SETTINGS,
+      runTimeoutSeconds: 45,
+      providers: { anthropic: { ...EMPTY_PROVIDER_CONFIG, apiKey: "sk-b", model: "claude-x" }, gemini: { ...EMPTY_PROVIDER_CONFIG, apiKey: "AIza-other" } },
+    });
+  });
+
+  it("a field changed in both places takes this save's value", () => {
+    const current = { ...DEFAULT_SETTINGS, maxTokens: 100 };
+    expect(mergeChanges(DEFAULT_SETTINGS, { ...DEFAULT_SETTINGS, maxTokens: 200 }, current).maxTokens).toBe(200);
+    expect(mergeChanges(DEFAULT_SETTINGS, DEFAULT_SETTINGS, current).maxTokens).toBe(100);
   });
 });

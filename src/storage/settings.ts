@@ -56,8 +56,32 @@ export function providerConfig(settings: Settings, provider: string): ProviderCo
   return settings.providers[provider] ?? EMPTY_PROVIDER_CONFIG;
 }
 
+/**
+ * `changed`'s changes to `base`, made to `current`: what another tab saved since `base` was read
+ * stays, unless the same field was changed here too (then this save wins).
+ */
+export function mergeChanges(base: Settings, changed: Settings, current: Settings): Settings {
+  const changes = <T extends object>(before: T, after: T, now: T): T => {
+    const merged = { ...now };
+    for (const key of Object.keys(after) as (keyof T)[]) if (after[key] !== before[key]) merged[key] = after[key];
+    return merged;
+  };
+  const providers = { ...current.providers };
+  for (const [id, config] of Object.entries(changed.providers)) providers[id] = changes(providerConfig(base, id), config, providerConfig(current, id));
+  return { ...changes(base, changed, current), providers };
+}
+
 /** Hosts that may get the key over plain `http:`: local proxies and local servers. */
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** Whether `raw` is an address on this device (a local model server), which answers without a network. */
+export function isLocalUrl(raw: string): boolean {
+  try {
+    return LOCAL_HOSTS.has(new URL(raw.trim()).hostname);
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Whether the key may be sent to `raw` as the Messages API's base URL: an `https:` URL, or `http:` on

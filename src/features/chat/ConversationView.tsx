@@ -11,7 +11,7 @@ import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
 import { MessageList } from "./MessageList";
 import { NO_MODEL, useConversation } from "./use-conversation";
 import { ModelPicker } from "./ModelPicker";
-import { chosenModel, configuredProviders } from "../../providers";
+import { chosenModel, configuredProviders, servedLocally } from "../../providers";
 
 function keepDraft(conversationId: string, text: string) {
   void saveKept(`${conversationId}:draft`, "your draft", text, (value) => saveDraft(conversationId, value));
@@ -59,6 +59,8 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
   const notSaved = unsavedNotice(useSyncExternalStore(onRefusedSaves, refusedSaves), conversation.id);
   const needsKey = !configuredProviders(settings).length;
   const model = chosenModel(settings, conversation.model);
+  // A local model server answers without a network: only a model on the internet waits for one.
+  const reachable = online || servedLocally(settings, model);
 
   // The draft is kept in IndexedDB as it is typed: a reload, or being offline, loses nothing.
   useEffect(() => {
@@ -96,7 +98,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
 
   const submit = () => {
     const text = draft.trim();
-    if (!text || busy || !online || elsewhere || !loaded) return;
+    if (!text || busy || !reachable || elsewhere || !loaded) return;
     setDraft("");
     // Not saved (a full disk): nothing was sent, and the text goes back into the box.
     void send(text).then((sent) => sent || setDraft((current) => current || text));
@@ -171,13 +173,13 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
             {notSaved}
           </p>
         )}
-        {!online && (
+        {!reachable && (
         <p className="chat-notice offline-notice" role="status">
           You are offline: nothing is sent to the model until you are back online, and your draft is kept. Python, the
           Playground and your files work as usual.
         </p>
       )}
-      {online && (needsKey || notice || authProblem) && (
+      {reachable && (needsKey || notice || authProblem) && (
           <p className="chat-notice" role="status">
             {needsKey ? NO_MODEL : notice}
             {(needsKey || authProblem) && (
@@ -207,7 +209,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               Stop
             </button>
           ) : (
-            <button type="submit" disabled={!draft.trim() || !online || elsewhere || !loaded}>
+            <button type="submit" disabled={!draft.trim() || !reachable || elsewhere || !loaded}>
               Send
             </button>
           )}

@@ -41,6 +41,8 @@ export function Playground() {
   const saved = useRef<{ code: string; outputs: readonly OutputItem[] } | null>(null);
   /** Why the last save failed (a full disk), until one succeeds. */
   const [saveProblem, setSaveProblem] = useState("");
+  /** Why the saved code could not be read, until this tab saves its own. */
+  const [loadProblem, setLoadProblem] = useState("");
   /** The code in the editor now (set with each edit, before React renders it). */
   const codeNow = useRef<string | null>(null);
   /** Saves under way: code another tab saved meanwhile is followed, and saved again from here once they end. */
@@ -55,6 +57,7 @@ export function Playground() {
       if (problem && saved.current?.code === source) saved.current = null;
       // Other tabs follow only the code shown here now (a run's end saves the code it ran, which may be older).
       if (!problem && codeNow.current === source) codeChannel?.postMessage({ code: source });
+      if (!problem) setLoadProblem("");
       setSaveProblem(problem);
     });
   }, []);
@@ -94,7 +97,12 @@ export function Playground() {
         edit(record?.code ?? WELCOME);
         owner.show(outputs);
       })
-      .catch(() => edit(WELCOME));
+      .catch((error: unknown) => {
+        // What is stored stays: the example shown is not saved over it until the person edits or runs code here.
+        saved.current = { code: WELCOME, outputs: owner.current.outputs };
+        setLoadProblem(storageFailure(error));
+        edit(WELCOME);
+      });
   }, [owner, edit]);
 
   // Save shortly after each edit (a run saves its outcome as soon as it ends; an edit during a
@@ -163,6 +171,12 @@ export function Playground() {
         <RunStatusLine state={state} running={running} startedAt={startedAt} />
       </div>
       {code !== null && <CodeEditor value={code} onChange={edit} onRun={() => void run()} />}
+      {loadProblem && (
+        <p className="notice notice-warning" role="alert">
+          Your saved code could not be read from the browser's storage ({loadProblem}), so the example is shown. What is
+          stored stays until you edit or run code here; a reload tries to read it again.
+        </p>
+      )}
       {saveProblem && (
         <p className="notice notice-warning" role="alert">
           Your code could not be saved, so a reload would lose it ({saveProblem}). Free some space in the browser's storage; it

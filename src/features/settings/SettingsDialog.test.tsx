@@ -16,6 +16,11 @@ const save = vi.fn(async (next: Settings) => {
   saved = next;
 });
 vi.mock("./settings-context", () => ({ useSettings: () => ({ settings: saved, loaded: true, save }) }));
+// Storage as the dialog reads it again on Save: what was saved last.
+vi.mock("../../storage/settings", async (importOriginal) => ({
+  ...(await importOriginal<typeof import("../../storage/settings")>()),
+  loadSettings: async () => saved,
+}));
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 

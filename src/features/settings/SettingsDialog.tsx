@@ -5,6 +5,8 @@ import {
   checkApiBaseUrl,
   DEFAULT_SETTINGS,
   EMPTY_PROVIDER_CONFIG,
+  loadSettings,
+  mergeChanges,
   providerConfig,
   type ProviderConfig,
   type Settings,
@@ -24,6 +26,8 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
   const { settings, save } = useSettings();
   const dialog = useRef<HTMLDialogElement>(null);
   const [draft, setDraft] = useState<Settings>(settings);
+  /** The settings as they were when the dialog opened: only what is changed from them is saved. */
+  const opened = useRef<Settings>(settings);
   const [error, setError] = useState("");
   /** A refused Base URL's message, by provider. */
   const [baseUrlErrors, setBaseUrlErrors] = useState<Record<string, string>>({});
@@ -33,6 +37,7 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     const element = dialog.current;
     if (!element) return;
     if (open && !element.open) {
+      opened.current = settings;
       setDraft(settings);
       setError("");
       setBaseUrlErrors({});
@@ -75,7 +80,8 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
       return;
     }
     try {
-      await save({ ...draft, providers });
+      // Fields not changed here keep what another tab saved since the dialog opened.
+      await save(mergeChanges(opened.current, { ...draft, providers }, await loadSettings()));
       onClose();
     } catch (cause) {
       const message = cause instanceof Error ? cause.message : String(cause);
