@@ -17,7 +17,7 @@ loadSettings()
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
-    <ShownSafely what="page">
+    <ShownSafely what="page" shows={null}>
       <App />
     </ShownSafely>
   </StrictMode>,

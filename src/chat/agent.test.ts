@@ -94,6 +94,8 @@ describe("an answer that ends before it is finished says so", () => {
     ]);
     expect(ran).toEqual(["print(1)"]);
     expect(requests).toHaveLength(2);
+    // Not said to be cut off: the answer went on.
+    expect(messages[0].notice).toBeUndefined();
     expect(messages[messages.length - 1].content).toEqual([text("It printed 1.")]);
   });
 

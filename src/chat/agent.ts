@@ -102,7 +102,8 @@ export async function runTurn(ctx: TurnContext): Promise<void> {
     assistant.status = "done";
     assistant.usage = reply.usage;
     const cut = reply.finish === "max_tokens";
-    if (cut) {
+    // Whole calls in a cut answer run, and the model goes on: only an answer that ends here is said to be cut off.
+    if (cut && (!calls.length || calls.some((call) => call.invalidInput !== undefined))) {
       assistant.notice =
         `Cut off: the answer reached the limit of ${ctx.maxTokens} output tokens. Raise Max output tokens in Settings, ` +
         "or ask the model to go on.";

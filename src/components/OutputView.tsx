@@ -42,7 +42,7 @@ export function OutputView({ items, onAnswer }: Props) {
       continue;
     }
     blocks.push(
-      <ShownSafely key={i} what="output">
+      <ShownSafely key={i} what="output" shows={item}>
         <OutputBlock item={item} onAnswer={onAnswer} />
       </ShownSafely>,
     );

@@ -52,6 +52,13 @@ describe("RunOwner", () => {
     // Told when it started and when it ended: the displays, all within one tick, came with the end.
     expect(told).toBe(2);
     expect(performance.now() - started).toBeLessThan(2000);
+    // A prompt after them is still shown: Python waits for its answer.
+    const asked = await owner.run(async (_signal, onEvent) => {
+      for (let i = 0; i < 1500; i++) onEvent({ type: "display", data: { "text/plain": String(i) } });
+      onEvent({ type: "input-request", prompt: "continue? " });
+      return { status: "ok", durationMs: 1 };
+    });
+    expect(asked.outputs.filter((item) => item.kind === "input")).toMatchObject([{ kind: "input", prompt: "continue? " }]);
   });
 
   it("output that streams over time reaches the views within an interval, and an input prompt at once", async () => {

@@ -23,7 +23,7 @@ export interface FinishedRun {
 }
 
 /**
- * Displays and input prompts one run shows at most; the rest are dropped, with a notice.
+ * Displays, and input prompts, one run shows at most of each; the rest are dropped, with a notice.
  * Each is a block of its own in the page, so a loop of small displays would otherwise make
  * every later one cost more to show than the one before.
  */
@@ -70,13 +70,14 @@ export class RunOwner {
     const controller = new AbortController();
     this.controller = controller;
     const events: WorkerEvent[] = [];
-    let outputsShown = 0;
+    const shown = { display: 0, "input-request": 0 };
     let droppedOutputs = 0;
     this.update({ outputs: [], running: true, startedAt: performance.now() });
     let outcome: RunOutcome;
     try {
       outcome = await execute(controller.signal, (event) => {
-        if ((event.type === "display" || event.type === "input-request") && ++outputsShown > MAX_RUN_OUTPUTS) {
+        // Displays and prompts are counted apart: a prompt after many displays is still shown (Python waits for its answer).
+        if ((event.type === "display" || event.type === "input-request") && ++shown[event.type] > MAX_RUN_OUTPUTS) {
           if (!droppedOutputs++) {
             const text = `Output truncated: this run showed more than ${MAX_RUN_OUTPUTS} outputs; the rest is not shown.`;
             this.update({ outputs: [...this.view.outputs, { kind: "notice", tone: "warning", text }] }, true);

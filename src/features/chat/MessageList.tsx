@@ -36,11 +36,11 @@ export function MessageList({ messages, busy, onRetry }: Props) {
             )}
             {message.content.map((block, index) =>
               block.type === "text" ? (
-                <ShownSafely key={index} what="part of the answer">
+                <ShownSafely key={index} what="part of the answer" shows={block.text}>
                   <Markdown source={block.text} />
                 </ShownSafely>
               ) : block.type === "tool_call" ? (
-                <ShownSafely key={block.id} what="Python cell">
+                <ShownSafely key={block.id} what="Python cell" shows={cells.get(block.id)}>
                   <PythonCell code={codeOf(block.input) ?? ""} cell={cells.get(block.id)} />
                 </ShownSafely>
               ) : null,

@@ -114,6 +114,8 @@ export function useConversation(
   const [loaded, setLoaded] = useState(false);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState("");
+  /** Why the saved messages could not be read: shown while it holds, whatever else is said meanwhile. */
+  const [unreadable, setUnreadable] = useState("");
   const lastSaved = useRef(new Map<string, number>());
   const config = useMemo(
     () => sessionConfig(settings, { allowInput: false, network: pythonNetwork }),
@@ -130,7 +132,7 @@ export function useConversation(
     if (hold === "waiting") return;
     let cancelled = false;
     const unread = (error: unknown) => {
-      if (!cancelled) setNotice(`This conversation could not be read from the browser's storage (${storageFailure(error)}), so nothing can be sent in it yet. Reload the page to try again.`);
+      if (!cancelled) setUnreadable(`This conversation could not be read from the browser's storage (${storageFailure(error)}), so nothing can be sent in it yet. Reload the page to try again.`);
     };
     if (hold !== "here") {
       // Followed as the other tab saves it; its interpreter is brought back again if this tab takes over.
@@ -142,6 +144,7 @@ export function useConversation(
       const stopFollowing = onNote("saved", id, load);
       return () => {
         cancelled = true;
+        setLoaded(false);
         stopFollowing();
       };
     }
@@ -185,6 +188,8 @@ export function useConversation(
     }
     return () => {
       cancelled = true;
+      // Read again when this tab holds the conversation again (another tab may have added to it meanwhile).
+      setLoaded(false);
       // Another conversation is opened: the answer being given here stops, kept as far as it got.
       answering.get(id)?.controller.abort();
     };
@@ -315,5 +320,5 @@ export function useConversation(
   const stop = useCallback(() => answering.get(id)?.controller.abort(), [id]);
 
   const elsewhere = hold === "elsewhere" || hold === "taking";
-  return { session, messages, loaded, busy, notice, elsewhere, takeOver, takingOver: hold === "taking", send, retry, stop };
+  return { session, messages, loaded, busy, notice: unreadable || notice, elsewhere, takeOver, takingOver: hold === "taking", send, retry, stop };
 }
