@@ -19,10 +19,14 @@ export function effectiveConfig(settings: Settings, kind: ProviderKind): Provide
   return { ...config, baseUrl: config.baseUrl.trim() || kind.defaultBaseUrl, model: config.model.trim() || kind.defaultModel };
 }
 
-/** Whether `ref`'s provider is served from this device (a local model server), so that it answers without a network. */
+/**
+ * Whether `ref` is a model served on this device (a local server, such as Ollama, on a local
+ * Base URL), which answers without a network. A cloud provider's API through a local proxy
+ * still needs the network.
+ */
 export function servedLocally(settings: Settings, ref: ModelRef | undefined): boolean {
   const kind = ref && providerKind(ref.provider);
-  return Boolean(kind && isLocalUrl(effectiveConfig(settings, kind).baseUrl));
+  return Boolean(kind?.keyOptional && isLocalUrl(effectiveConfig(settings, kind).baseUrl));
 }
 
 /** Providers set up enough to use. */
