@@ -103,7 +103,8 @@ export async function runTurn(ctx: TurnContext): Promise<void> {
     assistant.usage = reply.usage;
     const cut = reply.finish === "max_tokens";
     // Whole calls in a cut answer run, and the model goes on: only an answer that ends here is said to be cut off.
-    if (cut && (!calls.length || calls.some((call) => call.invalidInput !== undefined))) {
+    const endsCut = cut && (!calls.length || calls.some((call) => call.invalidInput !== undefined));
+    if (endsCut) {
       assistant.notice =
         `Cut off: the answer reached the limit of ${ctx.maxTokens} output tokens. Raise Max output tokens in Settings, ` +
         "or ask the model to go on.";
@@ -124,7 +125,7 @@ export async function runTurn(ctx: TurnContext): Promise<void> {
     await runToolCalls(ctx, calls, cut);
     if (ctx.signal.aborted) return;
     // A call cut short would most likely be cut again: the person decides whether to go on.
-    if (cut && calls.some((call) => call.invalidInput !== undefined)) return;
+    if (endsCut) return;
   }
 }
 

@@ -139,7 +139,12 @@ export function useConversation(
       restoredOnThisPage.delete(id);
       // That tab's Python holds the newer variables: this tab's are not written over them (answers, each its own, still are).
       leaveKept(id, ["variables"], false);
-      const load = () => void loadWithKept(id).then((loaded) => !cancelled && setMessages(loaded), unread);
+      const load = () =>
+        void loadWithKept(id).then((loaded) => {
+          if (cancelled) return;
+          setMessages(loaded);
+          setUnreadable("");
+        }, unread);
       load();
       const stopFollowing = onNote("saved", id, load);
       return () => {
@@ -155,6 +160,7 @@ export function useConversation(
       .then((loaded) => {
         if (cancelled) return;
         setMessages(loaded);
+        setUnreadable("");
         setLoaded(true);
       }, unread);
     if (!restoredOnThisPage.has(id)) {
