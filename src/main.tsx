@@ -1,24 +1,14 @@
-import { StrictMode } from "react";
-import { createRoot } from "react-dom/client";
-import { App } from "./App";
-import { ShownSafely } from "./components/ShownSafely";
-import { warmSpare } from "./runtime/spares";
-import { sessionConfig } from "./runtime/session-config";
-import { loadSettings } from "./storage/settings";
-import { routeFromHash } from "./route";
-import "./styles.css";
-
-// Start loading Python before the interface renders: the first session takes this worker. It is
-// made for the page being opened: the Playground's Python has network, a conversation's has
-// none unless the person allows it (a worker for another configuration would go unused).
-loadSettings()
-  .then((settings) => warmSpare(sessionConfig(settings, { allowInput: true, network: routeFromHash() === "playground" })))
-  .catch(() => undefined);
-
-createRoot(document.getElementById("root")!).render(
-  <StrictMode>
-    <ShownSafely what="page" shows={null}>
-      <App />
-    </ShownSafely>
-  </StrictMode>,
-);
+/**
+ * The app's entry. Inside a frame (only `embed.html` may be framed) Kiln shows a notice and starts
+ * nothing: no storage, no Python, no service worker, no channel to other tabs. A page that frames it
+ * could otherwise lead a click onto its controls, with the person's own storage behind them. The
+ * `frame-ancestors 'none'` header already refuses this; the check holds where a host drops the header.
+ */
+if (window.self === window.top) {
+  void import("./start");
+} else {
+  const notice = document.createElement("p");
+  notice.setAttribute("role", "alert");
+  notice.textContent = "Kiln does not run inside another page. Open it in a tab of its own.";
+  document.getElementById("root")?.replaceChildren(notice);
+}

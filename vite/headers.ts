@@ -71,10 +71,15 @@ export const embedHeaders: Record<string, string> = {
   "Document-Isolation-Policy": "isolate-and-require-corp",
 };
 
-/** Whether a request path is the widget's page. */
-export function isEmbedPage(url: string | undefined): boolean {
+/**
+ * Whether a request is for the widget's page: its path is exactly `<base>embed.html`, as the
+ * browser sent it. Only that page may be framed. Any other spelling (`/embed`, `/x/embed.html`,
+ * `/%2e/embed.html`, `/index.html/embed`) gets the app's headers, `frame-ancestors 'none'`
+ * included, whatever the server answers it with (its fallback serves the app for unknown paths).
+ */
+export function isEmbedPage(url: string | undefined, base = "/"): boolean {
   const pathname = (url ?? "").split(/[?#]/)[0];
-  return pathname.endsWith("/embed.html") || pathname.endsWith("/embed");
+  return pathname === `${base}embed.html`;
 }
 
 /**
@@ -83,16 +88,19 @@ export function isEmbedPage(url: string | undefined): boolean {
  * its websocket).
  */
 export function securityHeaders(): Plugin {
+  let base = "/";
   const middleware =
     (dev: boolean) =>
     (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-      const embed = isEmbedPage(req.url);
+      // (This runs before Vite's own middlewares: the path is as the browser sent it.)
+      const embed = isEmbedPage(req.url, base);
       for (const [key, value] of Object.entries(embed ? embedHeaders : appHeaders)) res.setHeader(key, value);
       if (dev) res.setHeader("Content-Security-Policy", contentSecurityPolicy({ frameAncestors: embed ? null : "'none'", dev }));
       next();
     };
   return {
     name: "kiln-security-headers",
+    configResolved: (config) => void (base = config.base),
     // The exact values for a static host's configuration (README: Deploy it).
     generateBundle() {
       const source = JSON.stringify({ "embed.html": embedHeaders, "every other response": appHeaders }, null, 2);

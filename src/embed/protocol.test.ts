@@ -95,12 +95,12 @@ describe("URL parameters", () => {
 });
 
 describe("embed page headers", () => {
-  it("apply to embed.html only", () => {
+  it("apply to embed.html only, under the app's base, spelled exactly", () => {
     expect(isEmbedPage("/embed.html?code=1")).toBe(true);
-    expect(isEmbedPage("/kiln/embed.html")).toBe(true);
-    expect(isEmbedPage("/embed")).toBe(true);
-    expect(isEmbedPage("/")).toBe(false);
-    expect(isEmbedPage("/index.html")).toBe(false);
-    expect(isEmbedPage("/assets/embed-abc.js")).toBe(false);
+    expect(isEmbedPage("/embed.html#x")).toBe(true);
+    expect(isEmbedPage("/kiln/embed.html", "/kiln/")).toBe(true);
+    for (const path of ["/", "/index.html", "/assets/embed-abc.js", "/embed", "/x/embed", "/foo/embed.html", "/index.html/embed", "/%2e/embed", "/%2e/embed.html", "/./embed.html", "//embed.html", "/embed.html/", "/EMBED.HTML", "/embed%2ehtml", "/kiln/embed.html", "/?embed.html"]) {
+      expect(isEmbedPage(path), path).toBe(false);
+    }
   });
 });
