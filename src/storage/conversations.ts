@@ -45,11 +45,15 @@ export async function finishBegunDeletes(): Promise<string[]> {
 }
 
 /**
- * Every conversation, newest first; with none, `first` is saved and is the list. One transaction:
+ * Every conversation, newest first; with none, `first` is saved and is the list. The list is read
+ * on its own (a read waits for no other tab's write: some browsers let one write at a time into a
+ * database, whatever its stores); only an empty one is read again and started in one write, so
  * two callers at once (a view mounted twice) find the same first conversation.
  */
 export async function listOrStartConversations(first: () => Conversation): Promise<Conversation[]> {
   const db = await openAppDb();
+  const read = await db.getAllFromIndex("conversations", "updatedAt");
+  if (read.length) return read.reverse();
   const tx = db.transaction("conversations", "readwrite");
   const list = (await tx.store.index("updatedAt").getAll()).reverse();
   if (!list.length) {
