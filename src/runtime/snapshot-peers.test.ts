@@ -89,3 +89,45 @@ describe("sharing the snapshot between pages without storage", () => {
     expect(await other.offerFromPeers(`${KEY} d`, Promise.resolve())).toEqual({ makeSnapshot: false, failures: 0 });
   });
 });
+
+describe("waiting for another page's snapshot", () => {
+  it("waits for a maker that says it is still at it, and boots on its own once it goes quiet, or after a minute in all", async () => {
+    vi.useFakeTimers();
+    try {
+      const [maker, slow] = [await page(), await page()];
+      const made = maker.offerFromPeers(`${KEY} e`, Promise.resolve());
+      await vi.advanceTimersByTimeAsync(1000);
+      expect((await made).makeSnapshot).toBe(true);
+      // A page that asks now waits: the maker says every few seconds that it is still making it.
+      const waiting = slow.offerFromPeers(`${KEY} e`, Promise.resolve());
+      let settled = false;
+      void waiting.then(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(45_000);
+      expect(settled).toBe(false);
+      // Still making it after a minute: the page waits no longer, and boots normally.
+      await vi.advanceTimersByTimeAsync(16_000);
+      expect(settled).toBe(true);
+      expect(await waiting).toEqual({ makeSnapshot: false, failures: 0 });
+
+      // A maker freezes (not a word more, not even that it gives up): a page waiting for it goes on about 20 s later.
+      const [frozen, other] = [await page(), await page()];
+      const making = frozen.offerFromPeers(`${KEY} f`, Promise.resolve());
+      await vi.advanceTimersByTimeAsync(1000);
+      expect((await making).makeSnapshot).toBe(true);
+      const quiet = other.offerFromPeers(`${KEY} f`, Promise.resolve());
+      let gaveUp = false;
+      void quiet.then(() => (gaveUp = true));
+      await vi.advanceTimersByTimeAsync(3000);
+      const channels = [...Channel.open].filter((channel) => channel.name === `kiln-python-snapshot ${KEY} f`);
+      channels[0].postMessage = () => undefined;
+      await vi.advanceTimersByTimeAsync(15_000);
+      expect(gaveUp).toBe(false);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(gaveUp).toBe(true);
+      expect(await quiet).toEqual({ makeSnapshot: false, failures: 0 });
+    } finally {
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+    }
+  });
+});

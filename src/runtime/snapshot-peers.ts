@@ -28,8 +28,16 @@ type PeerMessage =
  * they take until their worker has started too (on a busy machine an answer can take longer).
  */
 const ELECTION_MS = 300;
-/** How long a page waits for another page's snapshot before it boots normally. */
-const WAIT_MS = 30_000;
+/**
+ * How long a page waits for another page's snapshot: while its maker says every
+ * {@link MAKING_EVERY_MS} that it is still at it, up to {@link WAIT_MS} in all; once nothing was
+ * heard for {@link QUIET_MS} (its maker froze, crashed or was closed without a word), it boots
+ * on its own. A slow maker on a busy machine is waited for (one boot and restores cost far less
+ * than boots side by side); a gone one holds nobody up for long.
+ */
+const WAIT_MS = 60_000;
+const QUIET_MS = 20_000;
+const MAKING_EVERY_MS = 2_000;
 
 let channel: BroadcastChannel | undefined;
 /** The snapshot this page made or was given. */
@@ -45,6 +53,10 @@ let beaten = false;
 let offer: Promise<SnapshotOffer> | undefined;
 /** Those waiting for a snapshot (undefined: its maker gave up). */
 const waiting = new Set<(snapshot: Snapshot | undefined) => void>();
+/** When a page last said it makes the snapshot (or when this page began to wait). */
+let heardMaker = 0;
+/** While this page makes the snapshot: says so to the pages waiting for it, every {@link MAKING_EVERY_MS}. */
+let sayMaking: ReturnType<typeof setInterval> | undefined;
 
 function isPeerMessage(value: unknown): value is PeerMessage {
   if (typeof value !== "object" || value === null) return false;
@@ -84,12 +96,17 @@ function receive(message: PeerMessage): void {
       if (held) post({ type: "snapshot", snapshot: held });
       else if (making) post({ type: "making" });
       else if (ticket !== undefined) {
-        if (message.ticket < ticket) beaten = true;
+        if (message.ticket < ticket) {
+          // That page will make it, once its worker has started.
+          beaten = true;
+          heardMaker = Date.now();
+        }
         // A page that started asking after this one did not hear it: it does now.
         else if (!message.reply) post({ type: "ask", ticket, reply: true });
       }
       return;
     case "making":
+      heardMaker = Date.now();
       if (ticket !== undefined) beaten = true;
       return;
     case "snapshot":
@@ -105,9 +122,33 @@ function receive(message: PeerMessage): void {
 
 const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
 
-/** A snapshot from another page (or this page's maker), or undefined once its maker gave up or after {@link WAIT_MS}. */
+/**
+ * A snapshot from another page (or this page's maker), or undefined once its maker gave up, went
+ * quiet for {@link QUIET_MS}, or after {@link WAIT_MS} in all.
+ */
 function snapshotToCome(): Promise<Snapshot | undefined> {
-  return Promise.race([new Promise<Snapshot | undefined>((resolve) => waiting.add(resolve)), after(WAIT_MS, undefined)]);
+  const began = Date.now();
+  heardMaker = Math.max(heardMaker, began);
+  return new Promise<Snapshot | undefined>((resolve) => {
+    const check = setInterval(() => {
+      const now = Date.now();
+      if (now - began < WAIT_MS && now - heardMaker < QUIET_MS) return;
+      waiting.delete(done);
+      done(undefined);
+    }, 1000);
+    const done = (snapshot: Snapshot | undefined) => {
+      clearInterval(check);
+      resolve(snapshot);
+    };
+    waiting.add(done);
+  });
+}
+
+/** This page makes the snapshot (`offer`), or no longer does (undefined); the pages waiting hear it while it does. */
+function makingNow(offer: SnapshotOffer | undefined): void {
+  making = offer;
+  clearInterval(sayMaking);
+  sayMaking = offer ? setInterval(() => post({ type: "making" }), MAKING_EVERY_MS) : undefined;
 }
 
 const bootNormally = (snapshot?: Snapshot): SnapshotOffer => ({ makeSnapshot: false, failures: 0, ...(snapshot ? { snapshot } : {}) });
@@ -148,7 +189,7 @@ export async function offerFromPeers(key: string, starting: Promise<unknown>): P
   if (!chosen.makeSnapshot) return chosen;
   // Workers of this page that asked together: the first makes it, the others wait for it.
   if (making) return bootNormally(await snapshotToCome());
-  making = chosen;
+  makingNow(chosen);
   return chosen;
 }
 
@@ -160,7 +201,7 @@ export function sharingWithPeers(): boolean {
 /** This page's worker made the snapshot: every page waiting for it gets it, and so does any page that asks later. */
 export function shareWithPeers(snapshot: Snapshot): void {
   held ??= snapshot;
-  making = undefined;
+  makingNow(undefined);
   post({ type: "snapshot", snapshot: held });
   settle(held);
 }
@@ -168,7 +209,7 @@ export function shareWithPeers(snapshot: Snapshot): void {
 /** The worker given `given` made no snapshot (it failed to start): the pages waiting for it boot normally. */
 export function giveUpMaking(given: SnapshotOffer): void {
   if (given !== making) return;
-  making = undefined;
+  makingNow(undefined);
   post({ type: "none" });
   settle(undefined);
 }
