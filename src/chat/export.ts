@@ -1,14 +1,26 @@
 import type { MimeBundle } from "../../workers/python-api";
 import type { CellRecord, ChatMessage, Conversation } from "../model/conversation";
 
+/**
+ * Makes what an export carries inert for a reader that trusts it and renders it as it is
+ * (Jupyter, VS Code, GitHub): nothing that loads from elsewhere or runs. Kiln itself shows
+ * Python's output only in a sandboxed frame. Made in src/components/output-cleaner.ts.
+ */
+export interface OutputCleaner {
+  /** A MIME bundle with normalized keys, only the types Kiln shows, each cleaned. */
+  bundle(data: MimeBundle): MimeBundle;
+  /** Markdown without remote images, or raw HTML that loads or runs. */
+  markdown(text: string): string;
+}
+
 const cellsById = (messages: readonly ChatMessage[]) =>
   new Map(messages.flatMap((m) => m.cells ?? []).map((cell) => [cell.toolUseId, cell]));
 
-function outputText(cell: CellRecord): string {
+function outputText(cell: CellRecord, clean: OutputCleaner): string {
   return cell.outputs
     .map((item) => {
       if (item.kind === "stream") return item.text;
-      if (item.kind === "value" || item.kind === "display") return `${item.data["text/plain"] ?? "[rich output]"}\n`;
+      if (item.kind === "value" || item.kind === "display") return `${clean.bundle(item.data)["text/plain"] ?? "[rich output]"}\n`;
       if (item.kind === "error") return `${item.error.traceback || `${item.error.ename}: ${item.error.evalue}`}\n`;
       if (item.kind === "notice") return `[${item.text}]\n`;
       return "";
@@ -16,18 +28,21 @@ function outputText(cell: CellRecord): string {
     .join("");
 }
 
-/** The conversation as Markdown: the person's messages, the model's answers, each cell's code and output. */
-export function toMarkdown(conversation: Conversation, messages: readonly ChatMessage[]): string {
+/**
+ * The conversation as Markdown: the person's messages, the model's answers (both cleaned), each
+ * cell's code and output as text in code blocks.
+ */
+export function toMarkdown(conversation: Conversation, messages: readonly ChatMessage[], clean: OutputCleaner): string {
   const cells = cellsById(messages);
-  const parts = [`# ${conversation.title}`];
+  const parts = [clean.markdown(`# ${conversation.title}`)];
   for (const message of messages) {
     for (const block of message.content) {
-      if (block.type === "text" && message.role === "user") parts.push(`**You:** ${block.text}`);
-      else if (block.type === "text") parts.push(block.text);
+      if (block.type === "text" && message.role === "user") parts.push(clean.markdown(`**You:** ${block.text}`));
+      else if (block.type === "text") parts.push(clean.markdown(block.text));
       else if (block.type === "tool_call") {
         const cell = cells.get(block.id);
         parts.push(fenced(cell?.code ?? "", "python"));
-        const output = cell ? outputText(cell).trimEnd() : "";
+        const output = cell ? outputText(cell, clean).trimEnd() : "";
         if (output) parts.push(fenced(output));
       }
     }
@@ -39,26 +54,14 @@ const lines = (text: string) => text.split(/(?<=\n)/);
 
 type NotebookOutput = Record<string, unknown>;
 
-/**
- * Makes Python's HTML and SVG safe for a notebook reader that renders them as they are (one
- * that trusts the notebook): no script, event handler or `javascript:` link. Kiln itself shows
- * them only in a sandboxed frame.
- */
-export interface OutputCleaner {
-  html(html: string): string;
-  svg(svg: string): string;
-}
-
 function notebookOutputs(cell: CellRecord, count: number, clean: OutputCleaner): NotebookOutput[] {
   const outputs: NotebookOutput[] = [];
+  // nbformat: JSON as JSON, base64 images as one string, text as lines.
   const bundle = (data: MimeBundle) =>
     Object.fromEntries(
-      Object.entries(data).flatMap(([mime, value]): [string, string | string[]][] => {
-        // Code for the reader to run (Jupyter's `application/javascript`) is left out.
-        if (/javascript|ecmascript/i.test(mime)) return [];
-        if (mime === "text/html") return [[mime, lines(clean.html(value))]];
-        if (mime === "image/svg+xml") return [[mime, lines(clean.svg(value))]];
-        return [[mime, mime.startsWith("image/") ? value : lines(value)]];
+      Object.entries(clean.bundle(data)).map(([mime, value]): [string, unknown] => {
+        if (mime === "application/json") return [mime, JSON.parse(value)];
+        return [mime, mime === "image/png" || mime === "image/jpeg" ? value : lines(value)];
       }),
     );
   for (const item of cell.outputs) {
@@ -89,7 +92,7 @@ export function toNotebook(messages: readonly ChatMessage[], clean: OutputCleane
     for (const block of message.content) {
       if (block.type === "text" && block.text.trim()) {
         const text = message.role === "user" ? `**You:** ${block.text}` : block.text;
-        notebookCells.push({ cell_type: "markdown", metadata: {}, source: lines(text) });
+        notebookCells.push({ cell_type: "markdown", metadata: {}, source: lines(clean.markdown(text)) });
       } else if (block.type === "tool_call") {
         const cell = cells.get(block.id);
         if (!cell) continue;
@@ -127,7 +130,7 @@ export function download(fileName: string, text: string, type: string): void {
 }
 
 /** `text` as a Markdown code block whose fence is longer than any run of backticks in it, so it cannot be closed early. */
-function fenced(text: string, language = ""): string {
+export function fenced(text: string, language = ""): string {
   const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(Math.max(3, longest + 1));
   return `${fence}${language}\n${text}\n${fence}`;

@@ -32,7 +32,7 @@ const marked = new Marked(
  * nothing styled, nothing that loads on its own. An allowlist; the forbid lists name what
  * matters most, so that widening the allowlist by mistake does not let it back in.
  */
-const MARKDOWN_CONFIG: Config = {
+export const MARKDOWN_CONFIG: Config = {
   ALLOWED_TAGS: [
     "a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "code", "col", "colgroup",
     "dd", "del", "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure",
@@ -69,7 +69,7 @@ const LINK_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
 const HIGHLIGHT_CLASS = /^(?:hljs(?:-[\w-]+)?|language-[\w+#.-]+|[a-z]+_+)$/;
 
 /** An absolute http(s) or mailto URL, normalized, or null. */
-function linkHref(href: string | null): string | null {
+export function linkHref(href: string | null): string | null {
   if (!href) return null;
   try {
     const url = new URL(href);

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { download, toMarkdown, toNotebook } from "../../chat/export";
-import { notebookCleaner } from "../../components/output-cleaner";
+import { exportCleaner } from "../../components/output-cleaner";
 import type { Conversation } from "../../model/conversation";
 import type { Settings } from "../../storage/settings";
 import { loadDraft, saveDraft } from "../../storage/conversations";
@@ -146,10 +146,10 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               Let Python use the network
             </label>
             <span className="exports">
-              <button type="button" onClick={() => download(`${fileBase}.md`, toMarkdown(conversation, messages), "text/markdown")}>
+              <button type="button" onClick={() => download(`${fileBase}.md`, toMarkdown(conversation, messages, exportCleaner), "text/markdown")}>
                 Export Markdown
               </button>
-              <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(messages, notebookCleaner), "application/x-ipynb+json")}>
+              <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(messages, exportCleaner), "application/x-ipynb+json")}>
                 Export notebook
               </button>
             </span>
