@@ -27,7 +27,7 @@ const hash = (script: string) => `'sha256-${createHash("sha256").update(script).
  * and the height reporter of HTML output frames), `blob:` (the host frame runs its code from
  * one) and WebAssembly compilation. Frames made with `srcdoc` and the `data:` Python worker
  * inherit this policy. `connect-src` lets the page reach model APIs over HTTPS and local
- * servers; Python without network gets `connect-src 'none'` on top (see python-host.ts).
+ * servers; Python without network gets `default-src 'none'` on top (see src/host/network-policy.ts).
  * Images only from the app, `data:` and `blob:`: nothing remote loads on its own.
  */
 export function contentSecurityPolicy({ frameAncestors, dev = false }: { frameAncestors: string | null; dev?: boolean }): string {

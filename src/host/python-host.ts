@@ -3,7 +3,7 @@
  * kind (with network, or without). The page makes the frame (`<iframe sandbox="allow-scripts"
  * srcdoc>`, see host-bootstrap.ts), so the frame and its workers have an opaque origin and the
  * app's Content-Security-Policy; without network, a policy added here before any worker starts
- * lets the workers connect nowhere (policies only add up, and a `data:` worker takes its
+ * lets the workers fetch nothing from any host (policies only add up, and a `data:` worker takes its
  * creator's). No Python runs in this frame; it compiles Pyodide's WebAssembly once for all its
  * workers (from the bytes the page sends, never from a worker), keeps the files every start reads
  * (from the page, never from a worker) to give each new worker a copy before it runs anything,
@@ -27,6 +27,7 @@ import { isHostAsk, isHostFiles, isHostLaunch, isHostPrepare, isHostStart } from
 import { answerStdin, clearInterrupt, createInterruptBuffer, createStdinBuffer, requestInterrupt, keepStopPending } from "../../workers/shared-buffers";
 import { capabilities } from "../runtime/capabilities";
 import { WORKER_BOOTSTRAP_URL } from "./host-bootstrap";
+import { networkOffPolicy } from "./network-policy";
 import { compileWasm } from "../../workers/wasm-early";
 
 /**
@@ -269,16 +270,16 @@ function launch(
 }
 
 /**
- * Python without network: a policy that lets nothing here connect anywhere. Policies only
- * add up, so nothing (and nobody in the worker) can lift it later; the worker, started after
- * it, inherits it. Pyodide's own files still arrive through the page. Scripts, too, come only
- * from `blob:` and `data:` URLs made here: the app's policy lets them come from the app's
- * origin, and an `import()` of an app URL with a query string of Python's choosing would
- * carry data there. (In development the worker's code is imported from the dev server.)
+ * Python without network: a policy that lets nothing here, in a worker or in a worker's
+ * worker fetch anything from any host, the app's origin included (see network-policy.ts).
+ * Policies only add up, so nothing (and nobody in the worker) can lift it later; the worker,
+ * started after it, inherits it. Pyodide's own files still arrive through the page. (In
+ * development the worker's code is imported from the dev server, whose origin scripts may
+ * then come from.)
  */
 function forbidConnections(): void {
   const meta = document.createElement("meta");
   meta.httpEquiv = "Content-Security-Policy";
-  meta.content = import.meta.env.DEV ? "connect-src 'none'" : "connect-src 'none'; script-src blob: data: 'wasm-unsafe-eval'";
+  meta.content = networkOffPolicy(import.meta.env.DEV ? new URL(import.meta.url).origin : undefined);
   document.head.append(meta);
 }

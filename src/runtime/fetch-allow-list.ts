@@ -40,8 +40,11 @@ function parseFetchUrl(raw: string): URL | undefined {
   return url;
 }
 
+/** The URL to fetch, or why not. */
+export type Verdict = { ok: true; url: string } | { ok: false; reason: string };
+
 /** The URL to fetch when `raw` is allowed, else why not. */
-export function checkFetchUrl(raw: string, allowed: AllowList): { ok: true; url: string } | { ok: false; reason: string } {
+export function checkFetchUrl(raw: string, allowed: AllowList): Verdict {
   const url = parseFetchUrl(raw);
   if (!url) return { ok: false, reason: `not a plain http(s) URL: ${JSON.stringify(raw.slice(0, 200))}` };
   const place = allowed.find(
@@ -50,4 +53,46 @@ export function checkFetchUrl(raw: string, allowed: AllowList): { ok: true; url:
   );
   if (!place) return { ok: false, reason: `not a Pyodide or package URL: ${url.href.slice(0, 200)}` };
   return { ok: true, url: url.href };
+}
+
+/**
+ * The exact URLs of the packages a lock file lists: each entry's `file_name` resolved against
+ * `base` (the package folder), as Pyodide resolves it. Entries that are not plain file URLs
+ * (a folder, a query, a fragment, not http(s)) are left out. Text that is not a lock file
+ * gives none.
+ */
+export function lockFilePackageUrls(lockText: string, base: string): string[] {
+  let lock: unknown;
+  try {
+    lock = JSON.parse(lockText);
+  } catch {
+    return [];
+  }
+  const packages = (lock as { packages?: unknown } | null)?.packages;
+  if (!packages || typeof packages !== "object") return [];
+  const urls: string[] = [];
+  for (const entry of Object.values(packages)) {
+    const fileName = (entry as { file_name?: unknown } | null)?.file_name;
+    if (typeof fileName !== "string" || !fileName || fileName.endsWith("/")) continue;
+    let url: URL;
+    try {
+      url = new URL(fileName, base);
+    } catch {
+      continue;
+    }
+    if (!url.pathname.endsWith("/") && parseFetchUrl(url.href)) urls.push(url.href);
+  }
+  return urls;
+}
+
+/** Of `urls`, those `within` allows, each as a place of its own: that file only. */
+export function exactFiles(urls: string[], within: AllowList): AllowList {
+  const places: AllowList = [];
+  for (const raw of urls) {
+    const verdict = checkFetchUrl(raw, within);
+    if (!verdict.ok) continue;
+    const url = new URL(verdict.url);
+    if (!url.pathname.endsWith("/")) places.push({ origin: url.origin, path: url.pathname });
+  }
+  return places;
 }

@@ -3,16 +3,19 @@
  * page for the worker (whose own network may be off), under an allow-list.
  */
 import type { FetchReply } from "../../workers/python-api";
-import { allowList, checkFetchUrl, type AllowList } from "./fetch-allow-list";
+import { allowList, checkFetchUrl, exactFiles, lockFilePackageUrls, type AllowList, type Verdict } from "./fetch-allow-list";
 import type { WorkerConfig } from "./python-worker";
 import { dropped, isFetchRequest } from "./worker-guards";
 import { pyodideCoreFiles } from "../../workers/page-fetch";
 
 /**
  * Answers the worker's fetch port: only `{id, url}` with a URL the allow-list accepts, only
- * GET, never with credentials; the answer is the response's bytes. Returns Pyodide's
- * WebAssembly and standard library from the early fetches (null if one failed), for the frame:
- * it compiles the one, and keeps the other for the next workers.
+ * GET, never with credentials; the answer is the response's bytes. For a worker without
+ * network the list is exact: Pyodide's core files and the files of the packages its lock file
+ * lists, nothing else under their folders (a path of Python's choosing would carry data to
+ * the host). A worker with network may reach those folders anyway, and its list is them.
+ * Returns Pyodide's WebAssembly and standard library from the early fetches (null if one
+ * failed), for the frame: it compiles the one, and keeps the other for the next workers.
  */
 export function serveFetches(
   port: MessagePort,
@@ -20,9 +23,11 @@ export function serveFetches(
   indexUrl: string,
   portable: (body: Blob) => Promise<Blob | ArrayBuffer>,
 ): { wasm: Promise<Blob | null>; stdlib: Promise<{ url: string; data: Blob } | null> } {
-  const allowed = fetchAllowList(config, indexUrl);
+  const folders = fetchAllowList(config, indexUrl);
   const early = fetchCoreEarly(config, indexUrl);
-  const [wasmUrl, stdlibUrl] = pyodideCoreFiles(indexUrl, config.lockFileUrl);
+  const core = pyodideCoreFiles(indexUrl, config.lockFileUrl);
+  const [wasmUrl, stdlibUrl, lockUrl] = core;
+  const check = config.network ? (url: string) => Promise.resolve(checkFetchUrl(url, folders)) : exactCheck(core, early.get(lockUrl)!, config, folders);
   const body = (url: string) =>
     early.get(url)!.then(
       (file) => (file.ok ? file.body : null),
@@ -38,13 +43,13 @@ export function serveFetches(
       port.postMessage({ id: request.id, ...fields } satisfies FetchReply, transfer);
     const refuse = (error: string) => reply({ ok: false, status: 0, contentType: "", body: new Blob([]), error });
     if (inFlight >= MAX_FETCHES_IN_FLIGHT) return refuse("refused, too many fetches at once");
-    const verdict = checkFetchUrl(request.url, allowed);
-    if (!verdict.ok) {
-      console.warn(`Kiln refused a fetch for the Python worker: ${verdict.reason}`);
-      return refuse(`refused, ${verdict.reason}`);
-    }
     inFlight += 1;
     try {
+      const verdict = await check(request.url);
+      if (!verdict.ok) {
+        console.warn(`Kiln refused a fetch for the Python worker: ${verdict.reason}`);
+        return refuse(`refused, ${verdict.reason}`);
+      }
       // Each early fetch answers one request (its bytes are handed over).
       const started = early.get(verdict.url);
       early.delete(verdict.url);
@@ -100,9 +105,29 @@ function fetchOncePerPage(url: string): Promise<Fetched> {
 /** Fetches the page makes for one worker at a time (Pyodide loads a handful of files at once). */
 const MAX_FETCHES_IN_FLIGHT = 16;
 
+/**
+ * For a worker without network: Pyodide's core files, and the files of the packages its lock
+ * file lists (read from the page's own fetch of the lock file, never from the worker, once a
+ * request is not for a core file), each within `folders`.
+ */
+function exactCheck(core: string[], lock: Promise<Fetched>, config: WorkerConfig, folders: AllowList): (url: string) => Promise<Verdict> {
+  const coreFiles = exactFiles(core, folders);
+  let packageFiles: Promise<AllowList> | undefined;
+  const readLock = async () => {
+    const file = await lock.catch(() => undefined);
+    const text = file?.ok ? await file.body.text().catch(() => "") : "";
+    return exactFiles(lockFilePackageUrls(text, folder(config.packageBaseUrl)), folders);
+  };
+  return async (url) => {
+    const verdict = checkFetchUrl(url, coreFiles);
+    return verdict.ok ? verdict : checkFetchUrl(url, await (packageFiles ??= readLock()));
+  };
+}
+
+const folder = (url: string) => (url && !url.endsWith("/") ? `${url}/` : url);
+
 /** Where the page fetches for a worker of `config`: Pyodide's core, the package folder, the lock file and its folder. */
 function fetchAllowList(config: WorkerConfig, indexUrl: string): AllowList {
-  const folder = (url: string) => (url && !url.endsWith("/") ? `${url}/` : url);
   const lockDir = config.lockFileUrl ? new URL(".", config.lockFileUrl).href : "";
   return allowList([indexUrl, folder(config.packageBaseUrl), config.lockFileUrl, lockDir]);
 }
