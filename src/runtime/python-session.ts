@@ -1,4 +1,6 @@
 import type {
+  FileBytes,
+  FileData,
   FileInfo,
   ImportReport,
   RestoreReport,
@@ -266,6 +268,20 @@ export class PythonSession {
 
   deleteFile(path: string): Promise<void> {
     return this.whenCurrentReady((api) => api.deleteFile(path), "deleting a file");
+  }
+
+  /** Many files' bytes in one call (those that no longer exist are left out); unchecked beyond their shape. */
+  readFiles(paths: string[]): Promise<FileBytes[]> {
+    return this.whenCurrentReady((api) => api.readFiles(paths), "reading files");
+  }
+
+  /** Many files written in one call, after any run already queued. */
+  writeFiles(files: readonly FileData[]): Promise<void> {
+    return this.enqueue(() => this.whenCurrentReady((api) => api.writeFiles(files), "writing files"));
+  }
+
+  deleteFiles(paths: string[]): Promise<void> {
+    return this.whenCurrentReady((api) => api.deleteFiles(paths), "deleting files");
   }
 
   /** Give the person's answer to a waiting `input()`; null cancels it. */
