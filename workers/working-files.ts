@@ -62,10 +62,13 @@ export function readWorkingFiles(fs: FileSystem, paths: string[]): FileBytes[] {
 export async function writeWorkingFiles(fs: FileSystem, files: FileData[]): Promise<void> {
   const bytes = await Promise.all(files.map((file) => bytesOf(file.data)));
   const failed: string[] = [];
+  const folders = new Set<string>();
   files.forEach((file, i) => {
     try {
       const full = resolve(file.path);
-      fs.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+      const folder = full.slice(0, full.lastIndexOf("/"));
+      if (!folders.has(folder)) fs.mkdirTree(folder);
+      folders.add(folder);
       fs.writeFile(full, new Uint8Array(bytes[i]), { canOwn: true });
     } catch {
       failed.push(file.path);

@@ -46,14 +46,26 @@ export class SessionFiles {
   private held = new Map<string, string>();
   /** Another tab changed the saved files since this tab's Python last caught up with them. */
   private behind = false;
+  /** Counts this tab's changes to the saved files (and other tabs' it followed). */
+  private changes = 0;
   private work: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly scope: string,
     readonly session: PythonSession,
   ) {
+    // Read while the first worker boots; used by its setup unless the files changed meanwhile.
+    let early: { records: Promise<StoredRecord[]>; changes: number } | undefined = { records: readStoredFiles(scope), changes: 0 };
+    early.records.catch(() => undefined);
     session.setWorkerSetup(async (api) => {
-      const records = await readStoredFiles(scope);
+      let records: StoredRecord[];
+      for (;;) {
+        // Read again when this tab changed the saved files while they were read.
+        const changes = this.changes;
+        records = await (early?.changes === changes ? early.records : readStoredFiles(scope));
+        early = undefined;
+        if (changes === this.changes) break;
+      }
       this.stored = new Map(records.map((file) => [file.path, entry(file)]));
       this.held = new Map(records.map((file) => [file.path, version(file)]));
       this.publish({ files: this.listing() });
@@ -105,6 +117,7 @@ export class SessionFiles {
         const saved = { scope: this.scope, path, data: file, size: file.size, modifiedAt: file.lastModified || Date.now() };
         try {
           await storeFile(saved);
+          this.changes += 1;
           this.held.set(path, version(saved));
           this.stored.set(path, entry(saved));
         } catch (error) {
@@ -146,6 +159,7 @@ export class SessionFiles {
       const gone = [...this.seen.keys()].filter((path) => !present.has(path));
       if (gone.length) {
         await deleteStoredFiles(this.scope, gone);
+        this.changes += 1;
         for (const path of gone) this.forget(path);
         changed = true;
       }
@@ -186,6 +200,7 @@ export class SessionFiles {
         }
         try {
           await storeFiles(records);
+          this.changes += 1;
         } catch (error) {
           // Nothing of this batch is kept (nor of those after it); all saved before is.
           problems.push(describe(error));
@@ -214,6 +229,7 @@ export class SessionFiles {
   removeAll(paths: readonly string[]): Promise<void> {
     return this.serial(async () => {
       await deleteStoredFiles(this.scope, paths);
+      this.changes += 1;
       for (const path of paths) this.stored.delete(path);
       announce(this.scope);
       this.refresh("");
@@ -230,6 +246,7 @@ export class SessionFiles {
    */
   follow(): void {
     this.behind = true;
+    this.changes += 1;
     void readStoredFiles(this.scope).then(
       (records) => this.take(records),
       () => undefined,
