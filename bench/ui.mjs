@@ -26,7 +26,7 @@ async function playground(browser, origin, { outputLimitKiB, init } = {}) {
 const finishedRuns = (page) => page.evaluate(() => Number(document.querySelector("[data-finished-runs]")?.dataset.finishedRuns ?? 0));
 
 /** Types `code` into the editor, presses Run and waits for the finished-run count to go up; the Output region's text. */
-async function runInUi(page, code, timeout = 300_000) {
+export async function runInUi(page, code, timeout = 300_000) {
   const before = await finishedRuns(page);
   await page.getByRole("textbox", { name: "Python code" }).fill(code);
   const start = await page.evaluate(() => performance.now());

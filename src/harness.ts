@@ -13,6 +13,7 @@ import { sparesLoaded, sparesReady, takeWorker } from "./runtime/spares";
 import { bootCounts } from "./runtime/boot-snapshot";
 import { sessionConfig } from "./runtime/session-config";
 import { DEFAULT_SETTINGS, loadSettings, saveSettings } from "./storage/settings";
+import { deleteStoredFiles, readStoredFiles, storeFiles } from "./storage/files";
 
 /** A worker that only runs `loadPyodide()` from Kiln's own copy, then runs each code message it gets. */
 const bareSource = (indexURL: string) => `
@@ -77,6 +78,10 @@ const harness = {
   /** The settings the app pages read (same origin, same IndexedDB), e.g. to raise the output limit. */
   loadSettings,
   saveSettings,
+  /** The person's files as the app keeps them (same origin, same IndexedDB), e.g. to start a page with many. */
+  storeFiles,
+  readStoredFiles,
+  deleteStoredFiles,
   /** The default configuration; `input()` off, as nobody is there to answer. */
   defaultConfig: config,
   started: undefined as Promise<number> | undefined,

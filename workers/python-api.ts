@@ -317,6 +317,21 @@ export interface FileInfo {
   mtimeMs: number;
 }
 
+/**
+ * A file's content as the page and the worker hand files over many at once: Blobs (the person's
+ * uploads) are read by the worker itself; bytes are handed over, not copied.
+ */
+export interface FileData {
+  path: string;
+  data: Blob | ArrayBuffer;
+}
+
+/** A file's content as the worker gives it back ({@link PythonWorkerApi.readFiles}). */
+export interface FileBytes {
+  path: string;
+  data: Uint8Array;
+}
+
 /** A response fetched by the page for the worker (see {@link PageFetch}). */
 export interface FetchedFile {
   ok: boolean;
@@ -357,4 +372,9 @@ export interface PythonWorkerApi {
   /** A Blob (a person's file) is read by the worker itself, so the page never holds its bytes. */
   writeFile(path: string, data: string | Uint8Array | Blob | ArrayBuffer, append?: boolean): Promise<void>;
   deleteFile(path: string): void;
+  /** Many files at once, in one call: those that no longer exist are left out. */
+  readFiles(paths: string[]): FileBytes[];
+  /** Write many files at once (a new worker's files, another tab's), creating their folders. */
+  writeFiles(files: FileData[]): Promise<void>;
+  deleteFiles(paths: string[]): void;
 }

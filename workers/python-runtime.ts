@@ -3,6 +3,8 @@ import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
 import type {
+  FileBytes,
+  FileData,
   FileInfo,
   ImportReport,
   PageFetch,
@@ -21,7 +23,15 @@ import type {
   WorkerStart,
 } from "./python-api";
 import { expectStdin, markStopSeen, markWaiting, STOP_SEEN, waitForStdin, waitingForStop } from "./shared-buffers";
-import { deleteWorkingFile, listWorkingFiles, readWorkingFile, writeWorkingFile } from "./working-files";
+import {
+  deleteWorkingFile,
+  deleteWorkingFiles,
+  listWorkingFiles,
+  readWorkingFile,
+  readWorkingFiles,
+  writeWorkingFile,
+  writeWorkingFiles,
+} from "./working-files";
 import { askEarly, filesForStart, pageFetchOver, pyodideCoreFiles } from "./page-fetch";
 import { bootPython, freshAfterBoot } from "./python-boot";
 import { compileEarly } from "./wasm-early";
@@ -272,6 +282,19 @@ export class PythonRuntime implements PythonWorkerApi {
 
   deleteFile(path: string): void {
     deleteWorkingFile(this.pyodide.FS, path);
+  }
+
+  readFiles(paths: string[]): FileBytes[] {
+    const files = readWorkingFiles(this.pyodide.FS, paths);
+    return Comlink.transfer(files, files.map((file) => file.data.buffer as ArrayBuffer));
+  }
+
+  writeFiles(files: FileData[]): Promise<void> {
+    return writeWorkingFiles(this.pyodide.FS, files);
+  }
+
+  deleteFiles(paths: string[]): void {
+    deleteWorkingFiles(this.pyodide.FS, paths);
   }
 
   /** Which lock file packages to load for `code`, and which modules exist nowhere. */

@@ -3,7 +3,7 @@
  * and deletes them (uploads, downloads, the Files panel, a widget's files).
  */
 import type { PyodideAPI } from "pyodide";
-import type { FileInfo } from "./python-api";
+import type { FileBytes, FileData, FileInfo } from "./python-api";
 import { bytesOf } from "./page-fetch";
 import { safeRelativePath, WORKING_DIRECTORY } from "./file-paths";
 
@@ -44,6 +44,39 @@ export function readWorkingFile(fs: FileSystem, path: string): Uint8Array {
   return fs.readFile(resolve(path)) as Uint8Array;
 }
 
+/** Each of `paths` that is a file, with its bytes; the others are left out. */
+export function readWorkingFiles(fs: FileSystem, paths: string[]): FileBytes[] {
+  const files: FileBytes[] = [];
+  for (const path of paths) {
+    const full = resolve(path);
+    const found = fs.analyzePath(full);
+    if (found.exists && fs.isFile((fs.lstat(full) as { mode: number }).mode)) files.push({ path, data: fs.readFile(full) as Uint8Array });
+  }
+  return files;
+}
+
+/**
+ * Many files written at once (their Blobs read together, off the page's thread). Every file that
+ * can be written is; the others are named in the one error thrown at the end.
+ */
+export async function writeWorkingFiles(fs: FileSystem, files: FileData[]): Promise<void> {
+  const bytes = await Promise.all(files.map((file) => bytesOf(file.data)));
+  const failed: string[] = [];
+  const folders = new Set<string>();
+  files.forEach((file, i) => {
+    try {
+      const full = resolve(file.path);
+      const folder = full.slice(0, full.lastIndexOf("/"));
+      if (!folders.has(folder)) fs.mkdirTree(folder);
+      folders.add(folder);
+      fs.writeFile(full, new Uint8Array(bytes[i]), { canOwn: true });
+    } catch {
+      failed.push(file.path);
+    }
+  });
+  if (failed.length) throw new Error(`Could not write ${failed.length} of ${files.length} files into Python's folder: ${failed.slice(0, 5).join(", ")}.`);
+}
+
 export async function writeWorkingFile(fs: FileSystem, path: string, data: string | Uint8Array | Blob | ArrayBuffer, append: boolean): Promise<void> {
   const full = resolve(path);
   fs.mkdirTree(full.slice(0, full.lastIndexOf("/")));
@@ -72,4 +105,8 @@ export async function writeWorkingFile(fs: FileSystem, path: string, data: strin
 export function deleteWorkingFile(fs: FileSystem, path: string): void {
   const full = resolve(path);
   if (fs.analyzePath(full).exists) fs.unlink(full);
+}
+
+export function deleteWorkingFiles(fs: FileSystem, paths: string[]): void {
+  for (const path of paths) deleteWorkingFile(fs, path);
 }

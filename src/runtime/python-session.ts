@@ -1,4 +1,6 @@
 import type {
+  FileBytes,
+  FileData,
   FileInfo,
   ImportReport,
   RestoreReport,
@@ -76,6 +78,8 @@ export class PythonSession {
   private recovering: { from: WorkerHandle; report: Promise<RestoreReport> } | undefined;
   /** Runs on every new worker before it takes any call (puts the person's files back). */
   private workerSetup: ((api: WorkerHandle["api"]) => Promise<void>) | undefined;
+  /** The setup each worker had (or is having). */
+  private readonly setUp = new WeakMap<WorkerHandle, { setup: (api: WorkerHandle["api"]) => Promise<void>; finished: Promise<void> }>();
   /** Each worker's start-up, setup included. */
   private readonly prepared = new WeakMap<WorkerHandle, Promise<RuntimeInfo>>();
 
@@ -116,9 +120,19 @@ export class PythonSession {
 
   private async prepare(worker: WorkerHandle): Promise<RuntimeInfo> {
     const info = await worker.ready;
-    await this.workerSetup?.(worker.api).catch((error: unknown) => {
-      if (worker.alive) console.error("Worker setup failed.", error);
-    });
+    const setup = this.workerSetup;
+    let done = this.setUp.get(worker);
+    // Once per worker and setup: a start-up begun before the setup was given runs it too, and the later one waits for it.
+    if (setup && done?.setup !== setup) {
+      done = {
+        setup,
+        finished: setup(worker.api).catch((error: unknown) => {
+          if (worker.alive) console.error("Worker setup failed.", error);
+        }),
+      };
+      this.setUp.set(worker, done);
+    }
+    await done?.finished;
     // Ended during its setup: not ready, whatever the setup did.
     if (!worker.alive) await worker.gone;
     return info;
@@ -266,6 +280,20 @@ export class PythonSession {
 
   deleteFile(path: string): Promise<void> {
     return this.whenCurrentReady((api) => api.deleteFile(path), "deleting a file");
+  }
+
+  /** Many files' bytes in one call (those that no longer exist are left out); unchecked beyond their shape. */
+  readFiles(paths: string[]): Promise<FileBytes[]> {
+    return this.whenCurrentReady((api) => api.readFiles(paths), "reading files");
+  }
+
+  /** Many files written in one call, after any run already queued. */
+  writeFiles(files: readonly FileData[]): Promise<void> {
+    return this.enqueue(() => this.whenCurrentReady((api) => api.writeFiles(files), "writing files"));
+  }
+
+  deleteFiles(paths: string[]): Promise<void> {
+    return this.whenCurrentReady((api) => api.deleteFiles(paths), "deleting files");
   }
 
   /** Give the person's answer to a waiting `input()`; null cancels it. */

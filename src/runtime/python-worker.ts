@@ -1,6 +1,7 @@
 import * as Comlink from "comlink";
 import workerUrl from "../../workers/python.worker.ts?worker&url";
 import type {
+  FileData,
   HostCommand,
   HostLaunch,
   PythonWorkerApi,
@@ -15,6 +16,7 @@ import {
   dropped,
   isBoolean,
   isBytes,
+  isFileBytesList,
   isFileList,
   isHostReport,
   isImportReport,
@@ -117,6 +119,21 @@ export class WorkerApi {
   }
   async deleteFile(path: string): Promise<void> {
     await this.answer(() => this.remote.deleteFile(path));
+  }
+  /** Many files in one call; the page checks each (its path was asked for, its size) before use. */
+  readFiles(paths: string[]) {
+    return this.checked("readFiles", () => this.remote.readFiles(paths), isFileBytesList);
+  }
+  /** Many files in one call: Blobs as this worker can take them, bytes handed over. */
+  async writeFiles(files: readonly FileData[]): Promise<void> {
+    const payload = await Promise.all(
+      files.map(async ({ path, data }) => ({ path, data: data instanceof Blob && !(await this.readsBlobs()) ? await data.arrayBuffer() : data })),
+    );
+    const buffers = payload.flatMap((file) => (file.data instanceof ArrayBuffer ? [file.data] : []));
+    await this.answer(() => this.remote.writeFiles(Comlink.transfer(payload, buffers)));
+  }
+  async deleteFiles(paths: string[]): Promise<void> {
+    await this.answer(() => this.remote.deleteFiles(paths));
   }
   release(): void {
     this.released = true;

@@ -5,6 +5,7 @@
  */
 import type {
   FetchRequest,
+  FileBytes,
   FileInfo,
   HostReport,
   HostAsk,
@@ -113,6 +114,7 @@ export const isImportReport = (value: unknown): value is ImportReport =>
 export const isFileInfo = (value: unknown): value is FileInfo =>
   hasShape(value, { path: isString, size: isCount, mtimeMs: isFiniteNumber });
 export const isFileList: Guard<FileInfo[]> = arrayOf(isFileInfo);
+export const isFileBytesList: Guard<FileBytes[]> = arrayOf((value): value is FileBytes => hasShape(value, { path: isString, data: isBytes }));
 
 /** The events of a run; anything else is dropped. */
 export function isWorkerEvent(value: unknown): value is WorkerEvent {
