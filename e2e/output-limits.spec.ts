@@ -100,3 +100,64 @@ test("in chat, a flood of displays is cut, the model is told in words, and the c
   await answered(page, "Still here.");
   await expect(cell.nth(1)).toContainText("42");
 });
+
+test("outputs of any size stored by an older version open quickly, cut to the limits and kept whole", async ({ page }) => {
+  test.setTimeout(240_000);
+  await watchLongTasks(page);
+  await openPlayground(page);
+  // As an older version kept them, written straight into IndexedDB: the Playground's output
+  // inside its record, and a conversation whose Python cell showed the same.
+  await page.evaluate(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const outputs = [
+          { kind: "display", data: { "text/html": "<i>x</i>".repeat(1_500_000) } },
+          { kind: "display", data: { "text/plain": "y".repeat(60_000_000) } },
+          { kind: "stream", name: "stdout", text: "flooded\n" },
+        ];
+        const now = Date.now();
+        const open = indexedDB.open("kiln");
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction(["playground", "conversations", "messages"], "readwrite");
+          tx.objectStore("playground").clear();
+          tx.objectStore("playground").put({ code: "print('old')", updatedAt: now, outputs }, "current");
+          tx.objectStore("conversations").put({ id: "old", title: "Old flood", createdAt: now, updatedAt: now, usage: { inputTokens: 0, outputTokens: 0 } });
+          const base = { conversationId: "old", createdAt: now };
+          tx.objectStore("messages").put({ ...base, id: "old-1", seq: 0, role: "user", content: [{ type: "text", text: "Show a lot." }] });
+          tx.objectStore("messages").put({
+            ...base,
+            id: "old-2",
+            seq: 1,
+            role: "assistant",
+            status: "done",
+            content: [{ type: "tool_call", id: "call-1", name: "python", input: { code: "flood()" } }],
+          });
+          tx.objectStore("messages").put({
+            ...base,
+            id: "old-3",
+            seq: 2,
+            role: "user",
+            content: [{ type: "tool_result", callId: "call-1", content: [{ type: "text", text: "flooded" }] }],
+            cells: [{ toolUseId: "call-1", code: "flood()", outputs, status: "ok", durationMs: 1000 }],
+          });
+          tx.objectStore("messages").put({ ...base, id: "old-4", seq: 3, role: "assistant", status: "done", content: [{ type: "text", text: "Flooded long ago." }] });
+          tx.oncomplete = () => resolve();
+          tx.onerror = () => reject(tx.error);
+        };
+      }),
+  );
+
+  await page.reload();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expectCutAndKept(page, output(page));
+  await expectResponsive(page);
+  await run(page, "print(6 * 7)");
+  await expect(output(page)).toContainText("42");
+
+  await page.goto("/#/chat");
+  await page.reload();
+  await expect(messages(page).getByText("Flooded long ago.")).toBeVisible({ timeout: 60_000 });
+  await expectCutAndKept(page, page.getByRole("region", { name: "Python cell" }));
+  await expectResponsive(page);
+});
