@@ -2,6 +2,7 @@ import type { MimeBundle } from "../../workers/python-api";
 import { groupDigits } from "../../workers/output-limits";
 import { SpreadMarkdown } from "./Markdown";
 import { SandboxedHtml } from "./SandboxedHtml";
+import { useSpreadWork } from "./spread-work";
 
 /**
  * HTML and SVG longer than this are shown as their source text, not rendered: sanitizing them
@@ -26,11 +27,27 @@ export function RichOutput({ data }: { data: MimeBundle }) {
   if (html && html.length > RENDER_HTML_CHARS) return <SourceText kind="HTML" text={html} />;
   if (html) return <SandboxedHtml html={html} />;
   const markdown = data["text/markdown"];
-  if (markdown && markdown.length > RENDER_MARKDOWN_CHARS) return <div className="markdown markdown-plain">{markdown}</div>;
+  if (markdown && markdown.length > RENDER_MARKDOWN_CHARS) return <SpreadText className="markdown markdown-plain" text={markdown} as="div" />;
   if (markdown) return <SpreadMarkdown source={markdown} />;
-  if (data["application/json"]) return <pre className="json-output">{prettyJson(data["application/json"])}</pre>;
-  if (data["text/latex"]) return <pre className="text-output">{data["text/latex"]}</pre>;
-  return <pre className="text-output">{data["text/plain"] ?? ""}</pre>;
+  if (data["application/json"]) return <SpreadText className="json-output" text={prettyJson(data["application/json"])} />;
+  if (data["text/latex"]) return <SpreadText className="text-output" text={data["text/latex"]} />;
+  return <SpreadText className="text-output" text={data["text/plain"] ?? ""} />;
+}
+
+/** Text shown at once up to this length; longer text is laid out in its turn with other outputs (see spread-work.ts). */
+const SPREAD_TEXT_CHARS = 8 * 1024;
+const same = (text: string) => text;
+const lengthOf = (text: string) => text.length;
+
+/** Text in a block of its own; a long one waits its turn, so that many of them are not laid out in one task. */
+function SpreadText({ text, className, as: Tag = "pre" }: { text: string; className: string; as?: "pre" | "div" }) {
+  const shown = useSpreadWork(text.length > SPREAD_TEXT_CHARS ? text : undefined, same, lengthOf);
+  if (text.length <= SPREAD_TEXT_CHARS) return <Tag className={className}>{text}</Tag>;
+  return (
+    <Tag className={className} aria-busy={shown === undefined}>
+      {shown}
+    </Tag>
+  );
 }
 
 /** Markup too large to render, as its text. */
@@ -40,7 +57,7 @@ function SourceText({ kind, text }: { kind: string; text: string }) {
       <p className="notice notice-info">
         {`This ${kind} is shown as its source text: at ${groupDigits(text.length)} characters or more, it is too large to render (the limit is ${groupDigits(RENDER_HTML_CHARS)}).`}
       </p>
-      <pre className="text-output source-output">{text}</pre>
+      <SpreadText className="text-output source-output" text={text} />
     </>
   );
 }

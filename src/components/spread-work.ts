@@ -55,9 +55,9 @@ export function spread(cost: number, job: () => void): () => void {
   };
 }
 
-/** `compute()` for `input`, done in its turn (see {@link spread}); undefined until then. */
-export function useSpreadWork<I, T>(input: I, compute: (input: I) => T, cost: (input: I) => number): T | undefined {
+/** `compute()` for `input`, done in its turn (see {@link spread}); undefined until then, and for no input. */
+export function useSpreadWork<I, T>(input: I | undefined, compute: (input: I) => T, cost: (input: I) => number): T | undefined {
   const [done, setDone] = useState<{ input: I; value: T }>();
-  useEffect(() => spread(cost(input), () => setDone({ input, value: compute(input) })), [input, compute, cost]);
-  return done?.input === input ? done.value : undefined;
+  useEffect(() => (input === undefined ? undefined : spread(cost(input), () => setDone({ input, value: compute(input) }))), [input, compute, cost]);
+  return input !== undefined && done?.input === input ? done.value : undefined;
 }
