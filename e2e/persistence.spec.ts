@@ -1,6 +1,6 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { fillDisk, leavingAsksFirst, setDiskFull, storedRecords } from "./support/stored";
+import { fillDisk, leavingAsksFirst, readStorageOnPage, setDiskFull, storedRecords } from "./support/stored";
 import { editor, openPlayground, output, run, setCode, startRun } from "./support/playground";
 
 test("the Playground's code and output survive a reload", async ({ page }) => {
@@ -56,6 +56,7 @@ test("a save that storage refuses says so, and the next edit saves again once th
 
 test("saved code that storage cannot read is said so, and the example shown instead is not saved over it", async ({ page }) => {
   // While sessionStorage says so, the app's reads of the Playground's record fail.
+  await readStorageOnPage(page);
   await page.addInitScript(() => {
     const get = IDBObjectStore.prototype.get;
     IDBObjectStore.prototype.get = function (...args: Parameters<typeof get>) {

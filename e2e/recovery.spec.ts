@@ -1,7 +1,7 @@
 import { expect, test } from "./support/test";
 import { editor, openPlayground, output, run, startRun } from "./support/playground";
 import { saveSettings } from "./support/settings";
-import { storedRecords } from "./support/stored";
+import { readStorageOnPage, storedRecords } from "./support/stored";
 import type { Page } from "@playwright/test";
 
 /**
@@ -251,6 +251,7 @@ test("the saved code arriving late never replaces what the person types: the edi
   await openPlayground(page);
   await setSavedCode(page, "saved = 'from last time'");
   // From now on the page's read of the saved code answers only when the test says so.
+  await readStorageOnPage(page);
   await page.addInitScript(() => {
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));

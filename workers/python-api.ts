@@ -2,12 +2,20 @@
  * The contract between the page and the Python worker. Both threads import this file;
  * it holds types only.
  */
+import type { Cuts } from "./output-limits";
 
 /** How a run ended. */
 export type RunStatus = "ok" | "error" | "interrupted" | "timeout" | "crashed" | "unavailable";
 
 /** IPython-style rich output: mime type → content (images base64-encoded). */
 export type MimeBundle = Record<string, string>;
+
+/**
+ * The representations of a bundle cut to the output limits (workers/output-limits.ts), by MIME
+ * type: each one's whole length, and the whole value as a file (a Blob, or its bytes where
+ * Blobs do not arrive whole, see {@link WorkerInit.sendBlobs}).
+ */
+export type SentCuts = Cuts<Blob | Uint8Array>;
 
 export interface PythonError {
   ename: string;
@@ -28,6 +36,8 @@ export interface RunResult {
   status: RunStatus;
   /** The last expression's value, when there was one and it was not suppressed by `;`. */
   value?: MimeBundle;
+  /** What was cut from `value` to the output limits. */
+  valueCut?: SentCuts;
   error?: PythonError;
   /** Set when the code called `sys.exit()`. */
   exitCode?: number;
@@ -50,7 +60,8 @@ export type StreamName = "stdout" | "stderr";
 /** What the worker tells the page while a run goes on, in order. */
 export type WorkerEvent =
   | { type: "stream"; name: StreamName; text: string }
-  | { type: "display"; data: MimeBundle }
+  /** `cut`: what was cut from `data` to the output limits. */
+  | { type: "display"; data: MimeBundle; cut?: SentCuts }
   | { type: "progress"; message: string }
   | { type: "input-request"; prompt: string }
   | { type: "truncated"; limitBytes: number }

@@ -2,6 +2,7 @@ import * as Comlink from "comlink";
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
+import { BINARY_TYPES, RunLimits } from "./output-limits";
 import type {
   FileBytes,
   FileData,
@@ -10,10 +11,12 @@ import type {
   PageFetch,
   PythonError,
   PythonWorkerApi,
+  MimeBundle,
   RestoreReport,
   RunOptions,
   RunResult,
   RuntimeInfo,
+  SentCuts,
   SessionSnapshot,
   StartFiles,
   StateCapture,
@@ -78,6 +81,10 @@ export class PythonRuntime implements PythonWorkerApi {
   private lockImportsPy!: PyProxy;
   private allowInput = false;
   private runId = 0;
+  /** The current run's budget for displays and its value. */
+  private limits = new RunLimits();
+  /** Whether Blobs reach the page whole (else files go as bytes). */
+  private sendBlobs = false;
 
   constructor(
     start: WorkerStart,
@@ -107,6 +114,7 @@ export class PythonRuntime implements PythonWorkerApi {
   async init(options: WorkerInit): Promise<RuntimeInfo> {
     // Bytes from the frame are read already; a Blob from the page would be read while this
     // thread sets up Pyodide, which holds the reading up.
+    this.sendBlobs = options.sendBlobs ?? false;
     const [wasm, ...others] = pyodideCoreFiles(options.indexURL, options.lockFileURL);
     const { early, snapshot: restore } = filesForStart(await this.takeFilesFromFrame(), others, options.snapshot, this.pageFetch);
     this.pageFetch = askEarly(this.pageFetch, early);
@@ -177,7 +185,7 @@ export class PythonRuntime implements PythonWorkerApi {
         return { result: { status: "interrupted" as const, durationMs: 0 } };
       });
       const buffers = Object.values(outcome.capture?.values ?? {}).map((bytes) => bytes.buffer as ArrayBuffer);
-      return Comlink.transfer(outcome, buffers);
+      return Comlink.transfer(outcome, [...buffers, ...fileBuffers(outcome.result.valueCut)]);
     } finally {
       this.stop.cell_finished();
       this.post({ type: "done" });
@@ -208,6 +216,7 @@ export class PythonRuntime implements PythonWorkerApi {
     const started = performance.now();
     this.allowInput = options.allowInput;
     this.batcher.begin(options.outputLimitBytes);
+    this.limits = new RunLimits();
     const finish = (result: Omit<RunResult, "durationMs">, capture?: StateCapture): WorkerRunOutcome => {
       this.batcher.flush();
       const truncatedBytes = this.batcher.droppedBytes;
@@ -225,9 +234,10 @@ export class PythonRuntime implements PythonWorkerApi {
     }
 
     const cell = take<CellResult>(await this.kiln.run_cell(code));
+    const value = cell.value && this.capped(cell.value);
     const result: Omit<RunResult, "durationMs"> = {
       status: cell.status,
-      ...(cell.value ? { value: cell.value } : {}),
+      ...(value ? { value: value.data, ...(value.cut ? { valueCut: value.cut } : {}) } : {}),
       ...(cell.error ? { error: cell.error } : {}),
       ...(cell.exit_code !== undefined ? { exitCode: cell.exit_code } : {}),
       ...(load.length ? { loadedPackages: load } : {}),
@@ -321,8 +331,31 @@ export class PythonRuntime implements PythonWorkerApi {
     return { ename: "PackageLoadError", evalue, traceback: `PackageLoadError: ${evalue}${detail}` };
   }
 
-  private post(event: WorkerEvent): void {
-    this.events.postMessage(event);
+  private post(event: WorkerEvent, transfer: Transferable[] = []): void {
+    this.events.postMessage(event, transfer);
+  }
+
+  /** A bundle within the run's output limits, with each value cut from it kept whole as a file (see output-limits.ts). */
+  private capped(bundle: MimeBundle): { data: MimeBundle; cut?: SentCuts } {
+    const { data, cut } = this.limits.cap(bundle);
+    const entries = Object.entries(cut);
+    if (!entries.length) return { data };
+    const files: SentCuts = {};
+    for (const [mime, { chars, whole }] of entries) {
+      if (whole === undefined) {
+        files[mime] = { chars };
+        continue;
+      }
+      const bytes = BINARY_TYPES.has(mime) ? base64Bytes(whole) : new TextEncoder().encode(whole);
+      const file = bytes ?? new TextEncoder().encode(whole);
+      files[mime] = {
+        chars,
+        // Never a type the browser renders: opened rather than downloaded, HTML would run as the app.
+        file: this.sendBlobs ? new Blob([file as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" }) : file,
+        ...(bytes ? {} : { base64: true as const }),
+      };
+    }
+    return { data, cut: files };
   }
 
   private write(name: "stdout" | "stderr", bytes: Uint8Array): number {
@@ -334,7 +367,8 @@ export class PythonRuntime implements PythonWorkerApi {
   private emit(kind: string, payload: string): void {
     if (kind !== "display") return;
     this.batcher.flush();
-    this.post({ type: "display", data: JSON.parse(payload) as Record<string, string> });
+    const { data, cut } = this.capped(JSON.parse(payload) as MimeBundle);
+    this.post({ type: "display", data, ...(cut ? { cut } : {}) }, fileBuffers(cut));
   }
 
   /**
@@ -384,6 +418,23 @@ const INPUT_NEEDS_ISOLATION =
   "input() is not available on this page: the browser gives it no shared memory (SharedArrayBuffer; " +
   "the page is not cross-origin isolated, or the browser lacks it), so Python cannot wait for an answer. " +
   "Pass the value in the code instead.";
+
+/** The buffers of files sent as bytes, to transfer rather than copy. */
+function fileBuffers(cut: SentCuts | undefined): ArrayBuffer[] {
+  return Object.values(cut ?? {}).flatMap(({ file }) => (file instanceof Uint8Array ? [file.buffer as ArrayBuffer] : []));
+}
+
+/** An image's bytes from its base64 text, or undefined when it is not base64. */
+function base64Bytes(text: string): Uint8Array | undefined {
+  try {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  } catch {
+    return undefined;
+  }
+}
 
 function fatalMessage(error: unknown): string {
   if (error && typeof error === "object" && "status" in error) {

@@ -84,3 +84,12 @@ export async function leavingAsksFirst(page: Page): Promise<void> {
   expect(dialog.type()).toBe("beforeunload");
   await dialog.dismiss();
 }
+
+/**
+ * The app reads saved output in a worker of its own (src/storage/read-off-thread.ts), which a
+ * test's init script does not reach: with that worker's code refused, the page reads storage
+ * itself, where the test's script can hold or fail the reads.
+ */
+export async function readStorageOnPage(page: Page): Promise<void> {
+  await page.route(/\/stored-reader\.worker-[^/]*\.js$/, (route) => route.abort());
+}

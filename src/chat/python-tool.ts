@@ -1,4 +1,5 @@
-import type { WorkerEvent } from "../../workers/python-api";
+import type { SentCuts, WorkerEvent } from "../../workers/python-api";
+import { cutSummary } from "../../workers/output-limits";
 import { WORKING_DIRECTORY } from "../../workers/file-paths";
 import type { ImageBlock, TextBlock, ToolResultBlock } from "../model/conversation";
 import type { RunOutcome } from "../model/output";
@@ -9,6 +10,8 @@ import type { ToolSpec } from "./provider";
 export const PYTHON_TOOL_NAME = "python";
 /** Text sent back to the model per tool call; the rest is cut with a notice. */
 export const TOOL_RESULT_TEXT_LIMIT = 20_000;
+/** Outputs cut to the output limits that a tool result names one by one; the rest are counted. */
+const MAX_CUTS_TOLD = 10;
 
 /** The `python` tool; `sandbox` names where code the browser cannot run goes, if anywhere. */
 export function pythonTool(pythonVersion: string, network: boolean, sandbox?: { label: string; stateless?: boolean }): ToolSpec {
@@ -55,7 +58,9 @@ export function toolResult(callId: string, run: { outcome: RunOutcome; events: r
   const images: ImageBlock[] = [];
   let stdout = "";
   let stderr = "";
-  const addBundle = (label: "result" | "display", data: Record<string, string>) => {
+  /** What was cut from displays and the value: told after the text, which may itself be cut. */
+  const cuts: string[] = [];
+  const addBundle = (label: "result" | "display", data: Record<string, string>, cut: SentCuts = {}) => {
     const image = data["image/png"] ? "image/png" : data["image/jpeg"] ? "image/jpeg" : undefined;
     if (image && !isSendableImage(image, data[image])) {
       parts.push(`[${label}: an image that is not a valid ${image} under 5 MB was left out]`);
@@ -63,7 +68,11 @@ export function toolResult(callId: string, run: { outcome: RunOutcome; events: r
       images.push({ type: "image", mediaType: image, data: data[image] });
       parts.push(`[${label}: image ${images.length} attached]`);
     } else {
-      parts.push(`${label}: ${data["text/markdown"] ?? data["text/plain"] ?? Object.keys(data).join(", ")}`);
+      parts.push(`${label}: ${data["text/markdown"] ?? data["text/plain"] ?? (Object.keys(data).join(", ") || Object.keys(cut).join(", "))}`);
+    }
+    for (const [mime, { chars, file }] of Object.entries(cut)) {
+      const source = mime === "text/html" || mime === "image/svg+xml" ? " The person sees it as source text, not rendered." : "";
+      cuts.push(`[${label}: ${cutSummary(mime, chars, data[mime]?.length ?? 0, file !== undefined)}${source}]`);
     }
   };
   for (const event of run.events) {
@@ -71,13 +80,13 @@ export function toolResult(callId: string, run: { outcome: RunOutcome; events: r
       if (event.name === "stdout") stdout += event.text;
       else stderr += event.text;
     } else if (event.type === "display") {
-      addBundle("display", event.data);
+      addBundle("display", event.data, event.cut);
     } else if (event.type === "truncated") {
       parts.push(`[Output truncated: this run printed more than ${formatBytes(event.limitBytes)}; the rest is not shown.]`);
     }
   }
   if (run.droppedOutputs) parts.push(`[${run.droppedOutputs} more outputs not shown: a run shows at most ${MAX_RUN_OUTPUTS}.]`);
-  if (outcome.value) addBundle("result", outcome.value);
+  if (outcome.value) addBundle("result", outcome.value, outcome.valueCut);
   for (const note of outcome.ranOn?.notes ?? []) parts.push(`[${note}]`);
   const sections = [`status: ${outcome.status} (${Math.round(outcome.durationMs)} ms)`];
   if (outcome.ranOn) {
@@ -97,6 +106,11 @@ export function toolResult(callId: string, run: { outcome: RunOutcome; events: r
   let text = sections.join("\n");
   if (text.length > TOOL_RESULT_TEXT_LIMIT) {
     text = `${text.slice(0, TOOL_RESULT_TEXT_LIMIT)}\n[output cut: ${text.length - TOOL_RESULT_TEXT_LIMIT} more characters not shown]`;
+  }
+  if (cuts.length) {
+    const told = cuts.slice(0, MAX_CUTS_TOLD);
+    if (cuts.length > told.length) told.push(`[${cuts.length - told.length} more outputs were cut to the limits as well.]`);
+    text += `\n${told.join("\n")}`;
   }
   const content: (TextBlock | ImageBlock)[] = [{ type: "text", text }, ...images];
   return { type: "tool_result", callId, content, ...(outcome.status === "ok" ? {} : { isError: true }) };

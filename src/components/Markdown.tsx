@@ -9,6 +9,7 @@ import { Marked } from "marked";
 import { markedHighlight } from "marked-highlight";
 import { useMemo } from "react";
 import { hookedSanitizer } from "./sanitizer";
+import { useSpreadWork } from "./spread-work";
 
 for (const [name, language] of Object.entries({ bash, javascript, json, python, sql })) {
   hljs.registerLanguage(name, language);
@@ -141,6 +142,20 @@ export const MAX_MARKDOWN_CHARS = 100_000;
 /** Markdown, or its plain text when it cannot be rendered (see {@link renderMarkdown}). */
 export function Markdown({ source }: { source: string }) {
   const html = useMemo(() => renderMarkdown(source), [source]);
+  return <RenderedMarkdown source={source} html={html} />;
+}
+
+const renderBoxed = (source: string) => ({ html: renderMarkdown(source) });
+const charsOf = (source: string) => source.length;
+
+/** {@link Markdown} rendered in its turn with other outputs (see spread-work.ts): Python's, of which a page may show many. */
+export function SpreadMarkdown({ source }: { source: string }) {
+  const done = useSpreadWork(source, renderBoxed, charsOf);
+  if (!done) return <div className="markdown" aria-busy="true" />;
+  return <RenderedMarkdown source={source} html={done.html} />;
+}
+
+function RenderedMarkdown({ source, html }: { source: string; html: string | undefined }) {
   if (html === undefined) return <div className="markdown markdown-plain">{source}</div>;
   return <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
 }

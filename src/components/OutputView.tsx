@@ -1,5 +1,8 @@
 import { useState, type ReactNode } from "react";
-import type { OutputItem } from "../runtime/output-model";
+import type { MimeBundle } from "../../workers/python-api";
+import { cutFileName, cutSummary } from "../../workers/output-limits";
+import type { KeptCuts } from "../model/output";
+import { formatBytes, type OutputItem } from "../runtime/output-model";
 import { RichOutput } from "./RichOutput";
 import { ShownSafely } from "./ShownSafely";
 
@@ -53,15 +56,11 @@ export function OutputView({ items, onAnswer }: Props) {
 function OutputBlock({ item, onAnswer }: { item: Exclude<OutputItem, { kind: "stream" }>; onAnswer?: Props["onAnswer"] }) {
   switch (item.kind) {
     case "display":
-      return (
-        <div className="display-output">
-          <RichOutput data={item.data} />
-        </div>
-      );
     case "value":
       return (
-        <div className="value-output">
-          <RichOutput data={item.data} />
+        <div className={`${item.kind}-output`}>
+          {Object.keys(item.data).length > 0 && <RichOutput data={item.data} />}
+          {item.cut && <CutNotices cut={item.cut} data={item.data} />}
         </div>
       );
     case "error":
@@ -86,6 +85,34 @@ function OutputBlock({ item, onAnswer }: { item: Exclude<OutputItem, { kind: "st
         </pre>
       );
   }
+}
+
+/** What was cut from an output, each with a link to download the whole value when it was kept. */
+function CutNotices({ cut, data }: { cut: KeptCuts; data: MimeBundle }) {
+  return Object.entries(cut).map(([mime, { chars, file, base64 }]) => (
+    <p key={mime} className="notice notice-warning" role="note">
+      {cutSummary(mime, chars, data[mime]?.length ?? 0, file !== undefined)}
+      {file && <DownloadButton file={file} name={cutFileName(mime, base64)} />}
+    </p>
+  ));
+}
+
+/** Saves `file` as `name` through the browser's download. */
+function DownloadButton({ file, name }: { file: Blob; name: string }) {
+  const save = () => {
+    const url = URL.createObjectURL(file);
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = name;
+    link.click();
+    // A file of hundreds of megabytes may take the browser a while to start saving.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  };
+  return (
+    <button type="button" className="link-button download-link" onClick={save}>
+      {`Download ${name} (${formatBytes(file.size)})`}
+    </button>
+  );
 }
 
 function InputPrompt({ prompt, onAnswer }: { prompt: string; onAnswer: (text: string) => void }) {

@@ -1,30 +1,70 @@
 import type { MimeBundle } from "../../workers/python-api";
-import { Markdown } from "./Markdown";
+import { groupDigits } from "../../workers/output-limits";
+import { SpreadMarkdown } from "./Markdown";
 import { SandboxedHtml } from "./SandboxedHtml";
+import { useSpreadWork } from "./spread-work";
+
+/**
+ * HTML and SVG longer than this are shown as their source text, not rendered: sanitizing them
+ * takes the page's thread about a millisecond per thousand characters of dense markup.
+ */
+export const RENDER_HTML_CHARS = 64 * 1024;
+/** Markdown from Python longer than this is shown as its text (marked and its sanitizing cost about three times HTML's). */
+export const RENDER_MARKDOWN_CHARS = 32 * 1024;
 
 /** Show the richest representation in a mime bundle, IPython's order of preference. */
 export function RichOutput({ data }: { data: MimeBundle }) {
   const alt = data["text/plain"] ?? "Image output";
   if (data["image/png"]) return <img className="image-output" alt={alt} src={`data:image/png;base64,${data["image/png"]}`} />;
   if (data["image/jpeg"]) return <img className="image-output" alt={alt} src={`data:image/jpeg;base64,${data["image/jpeg"]}`} />;
-  if (data["image/svg+xml"]) {
+  const svg = data["image/svg+xml"];
+  if (svg && svg.length > RENDER_HTML_CHARS) return <SourceText kind="SVG" text={svg} />;
+  if (svg) {
     // As an <img>, an SVG's scripts never run.
-    return (
-      <img
-        className="image-output"
-        alt={alt}
-        src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(data["image/svg+xml"])}`}
-      />
-    );
+    return <img className="image-output" alt={alt} src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`} />;
   }
-  if (data["text/html"]) return <SandboxedHtml html={data["text/html"]} />;
-  if (data["text/markdown"]) return <Markdown source={data["text/markdown"]} />;
-  if (data["application/json"]) return <pre className="json-output">{prettyJson(data["application/json"])}</pre>;
-  if (data["text/latex"]) return <pre className="text-output">{data["text/latex"]}</pre>;
-  return <pre className="text-output">{data["text/plain"] ?? ""}</pre>;
+  const html = data["text/html"];
+  if (html && html.length > RENDER_HTML_CHARS) return <SourceText kind="HTML" text={html} />;
+  if (html) return <SandboxedHtml html={html} />;
+  const markdown = data["text/markdown"];
+  if (markdown && markdown.length > RENDER_MARKDOWN_CHARS) return <SpreadText className="markdown markdown-plain" text={markdown} as="div" />;
+  if (markdown) return <SpreadMarkdown source={markdown} />;
+  if (data["application/json"]) return <SpreadText className="json-output" text={prettyJson(data["application/json"])} />;
+  if (data["text/latex"]) return <SpreadText className="text-output" text={data["text/latex"]} />;
+  return <SpreadText className="text-output" text={data["text/plain"] ?? ""} />;
+}
+
+/** Text shown at once up to this length; longer text is laid out in its turn with other outputs (see spread-work.ts). */
+const SPREAD_TEXT_CHARS = 8 * 1024;
+const same = (text: string) => text;
+const lengthOf = (text: string) => text.length;
+
+/** Text in a block of its own; a long one waits its turn, so that many of them are not laid out in one task. */
+function SpreadText({ text, className, as: Tag = "pre" }: { text: string; className: string; as?: "pre" | "div" }) {
+  const shown = useSpreadWork(text.length > SPREAD_TEXT_CHARS ? text : undefined, same, lengthOf);
+  if (text.length <= SPREAD_TEXT_CHARS) return <Tag className={className}>{text}</Tag>;
+  return (
+    <Tag className={className} aria-busy={shown === undefined}>
+      {shown}
+    </Tag>
+  );
+}
+
+/** Markup too large to render, as its text. */
+function SourceText({ kind, text }: { kind: string; text: string }) {
+  return (
+    <>
+      <p className="notice notice-info">
+        {`This ${kind} is shown as its source text: at ${groupDigits(text.length)} characters or more, it is too large to render (the limit is ${groupDigits(RENDER_HTML_CHARS)}).`}
+      </p>
+      <SpreadText className="text-output source-output" text={text} />
+    </>
+  );
 }
 
 function prettyJson(text: string): string {
+  // Parsing and indenting a large value holds the page up: it is shown as it came.
+  if (text.length > RENDER_MARKDOWN_CHARS) return text;
   try {
     return JSON.stringify(JSON.parse(text), null, 2);
   } catch {

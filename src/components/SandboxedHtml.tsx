@@ -1,7 +1,10 @@
 import type { Config } from "dompurify";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { FRAME_CONTENT_SECURITY_POLICY, FRAME_RESIZE_SCRIPT } from "./frame-policy";
 import { hookedSanitizer } from "./sanitizer";
+import { useSpreadWork } from "./spread-work";
+
+const charsOf = (html: string) => html.length;
 
 /**
  * HTML output keeps its looks (pandas' tables come with `<style>` elements, `style` and `id`
@@ -64,7 +67,8 @@ export function htmlOutputDocument(html: string): string {
 export function SandboxedHtml({ html, title = "HTML output" }: { html: string; title?: string }) {
   const frame = useRef<HTMLIFrameElement>(null);
   const [height, setHeight] = useState(40);
-  const srcDoc = useMemo(() => htmlOutputDocument(html), [html]);
+  // Sanitized in its turn with the other outputs, not while the page renders them all (see spread-work.ts).
+  const srcDoc = useSpreadWork(html, htmlOutputDocument, charsOf);
   useEffect(() => {
     const onMessage = (event: MessageEvent) => {
       if (event.source !== frame.current?.contentWindow) return;
@@ -74,6 +78,7 @@ export function SandboxedHtml({ html, title = "HTML output" }: { html: string; t
     window.addEventListener("message", onMessage);
     return () => window.removeEventListener("message", onMessage);
   }, []);
+  if (srcDoc === undefined) return <div className="html-output" aria-busy="true" style={{ height }} />;
   return (
     <iframe
       ref={frame}

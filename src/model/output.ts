@@ -1,10 +1,14 @@
 import type { MimeBundle, PythonError, RunResult, StreamName } from "../../workers/python-api";
+import type { Cuts } from "../../workers/output-limits";
 
-/** What a run shows, in order. Plain data: it is saved as is. */
+/** What was cut from a display or value to the output limits, with each whole value as a file (see docs/output-limits.md). */
+export type KeptCuts = Cuts<Blob>;
+
+/** What a run shows, in order. Plain data (and Blobs): it is saved as is. */
 export type OutputItem =
   | { kind: "stream"; name: StreamName; text: string }
-  | { kind: "display"; data: MimeBundle }
-  | { kind: "value"; data: MimeBundle }
+  | { kind: "display"; data: MimeBundle; cut?: KeptCuts }
+  | { kind: "value"; data: MimeBundle; cut?: KeptCuts }
   | { kind: "error"; error: PythonError }
   | { kind: "input"; prompt: string; answer?: string }
   /** `sandbox`: the badge of a run that happened somewhere other than the browser. */

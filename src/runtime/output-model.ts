@@ -1,5 +1,6 @@
-import type { WorkerEvent } from "../../workers/python-api";
-import type { OutputItem, RanElsewhere, RunOutcome } from "../model/output";
+import type { SentCuts, WorkerEvent } from "../../workers/python-api";
+import type { KeptCuts, OutputItem, RanElsewhere, RunOutcome } from "../model/output";
+import { asFile } from "../storage/output-caps";
 
 export type { OutputItem };
 
@@ -19,7 +20,7 @@ export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): Ou
       return [...(joined ? items.slice(0, -1) : items), ...pieces.map((text) => ({ kind: "stream" as const, name: event.name, text }))];
     }
     case "display":
-      return [...items, { kind: "display", data: event.data }];
+      return [...items, { kind: "display", data: event.data, ...(event.cut && { cut: keptCuts(event.cut) }) }];
     case "input-request":
       return [...items, { kind: "input", prompt: event.prompt }];
     case "truncated":
@@ -57,6 +58,13 @@ function streamPieces(text: string): string[] {
   return pieces;
 }
 
+/** Cuts as an output keeps them, files as Blobs (as capBundle has made them already). */
+function keptCuts(cuts: SentCuts): KeptCuts {
+  const kept: KeptCuts = {};
+  for (const [mime, { file, ...rest }] of Object.entries(cuts)) kept[mime] = { ...rest, ...(file && { file: asFile(file) }) };
+  return kept;
+}
+
 /** Record the person's answer to the pending `input()` prompt. */
 export function answerInput(items: readonly OutputItem[], answer: string): OutputItem[] {
   const index = items.findLastIndex((item) => item.kind === "input" && item.answer === undefined);
@@ -71,7 +79,7 @@ export function applyResult(items: readonly OutputItem[], result: RunOutcome): O
     item.kind === "input" && item.answer === undefined ? { ...item, answer: "" } : item,
   );
   if (result.ranOn) next.unshift({ kind: "notice", tone: "sandbox", text: ranElsewhereBadge(result.ranOn) });
-  if (result.value) next.push({ kind: "value", data: result.value });
+  if (result.value) next.push({ kind: "value", data: result.value, ...(result.valueCut && { cut: keptCuts(result.valueCut) }) });
   if (result.error && ((result.status !== "interrupted" && result.status !== "timeout") || result.ranOn)) {
     next.push({ kind: "error", error: result.error });
   }

@@ -3,13 +3,16 @@ import type {
   FileData,
   FileInfo,
   ImportReport,
+  MimeBundle,
   RestoreReport,
   RunResult,
   RuntimeInfo,
+  SentCuts,
   SessionSnapshot,
   WorkerEvent,
   WorkerRunOutcome,
 } from "../../workers/python-api";
+import { RUN_DISPLAY_CHARS, RUN_FILE_CHARS } from "../../workers/output-limits";
 import type { WorkerHandle } from "./python-worker";
 import type { SessionConfig } from "./session-config";
 import { takeWorker, warmSpare, warmSpareLater } from "./spares";
@@ -21,8 +24,13 @@ import { watchCall } from "./call-watch";
 const SPARE_AFTER_RECOVERY_MS = 250;
 /** Workers lost in a row (crashes with no good run between) before the saved state is given up. */
 const MAX_LOSSES_BEFORE_RESET = 2;
-/** Room for displays (figures, tables) on top of the text cap, per run. */
-const MAX_DISPLAY_CHARS = 256 << 20;
+/**
+ * What a run may send before its worker is replaced: twice what the limits keep (the worker
+ * keeps to them; only Python that took the worker over sends more), in characters of text, and
+ * in bytes of files sent as bytes.
+ */
+const receivedCharsLimit = (outputLimitBytes: number) => 2 * (outputLimitBytes + RUN_DISPLAY_CHARS) + (1 << 20);
+const RECEIVED_BYTES_LIMIT = 2 * RUN_FILE_CHARS;
 /**
  * How long a call other than a run (see call-watch.ts) may go unanswered, at most: the run
  * deadline, when that is shorter.
@@ -55,6 +63,12 @@ interface ActiveRun extends StoppedRun {
   drained: () => void;
   /** Characters of output and displays received, checked against the page's own cap. */
   receivedChars: number;
+  /** Bytes of files received as bytes. */
+  receivedBytes: number;
+  /** Characters of stdout and stderr passed on; past the run's limit the page cuts them itself. */
+  streamChars: number;
+  /** Whether the run was told its text output was cut. */
+  truncated?: boolean;
 }
 
 /**
@@ -399,14 +413,28 @@ export class PythonSession {
       // Package loading is shown in the status line as well as to the run.
       this.setState({ ...this.state, message: event.message.slice(0, 160) });
     }
-    if (event.type === "stream" || event.type === "display") {
+    const run = this.active;
+    if (run && (event.type === "stream" || event.type === "display")) {
       // The worker caps a run's output itself; one that floods the page anyway is replaced.
-      const run = this.active;
-      if (run) run.receivedChars += event.type === "stream" ? event.text.length : JSON.stringify(event.data).length;
-      if (run && run.receivedChars > Math.max(this.config.outputLimitBytes, 1 << 20) * 4 + MAX_DISPLAY_CHARS) {
+      run.receivedChars += event.type === "stream" ? event.text.length : bundleChars(event.data);
+      if (event.type === "display") run.receivedBytes += sentBytes(event.cut);
+      if (run.receivedChars > receivedCharsLimit(this.config.outputLimitBytes) || run.receivedBytes > RECEIVED_BYTES_LIMIT) {
         worker.terminate("Python sent far more output than the limit allows, so its worker was replaced.");
         return;
       }
+    }
+    if (run && (event.type === "stream" || event.type === "truncated")) {
+      // Nor is the worker trusted to keep to the text limit: past it, text is cut here.
+      const limitBytes = this.config.outputLimitBytes;
+      const room = limitBytes - run.streamChars;
+      const text = event.type === "stream" ? event.text.slice(0, Math.max(room, 0)) : "";
+      run.streamChars += text.length;
+      if (text && event.type === "stream") run.handlers.onEvent?.({ ...event, text });
+      if ((event.type === "truncated" || text.length < (event as { text: string }).text.length) && !run.truncated) {
+        run.truncated = true;
+        run.handlers.onEvent?.({ type: "truncated", limitBytes });
+      }
+      return;
     }
     if (event.type === "fatal") worker.terminate(event.message);
     else if (event.type === "done") this.active?.drained();
@@ -430,7 +458,7 @@ export class PythonSession {
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
-    const run: ActiveRun = { id: ++this.runs, handlers, drained, receivedChars: 0 };
+    const run: ActiveRun = { id: ++this.runs, handlers, drained, receivedChars: 0, receivedBytes: 0, streamChars: 0 };
     if (this.config.spare === "on-first-run") warmSpare(this.config);
     this.active = run;
     this.setState({ kind: "running", info });
@@ -493,6 +521,20 @@ export class PythonSession {
       }
     }
   }
+}
+
+/** The characters of a bundle's text. */
+function bundleChars(data: MimeBundle): number {
+  let chars = 0;
+  for (const text of Object.values(data)) chars += text.length;
+  return chars;
+}
+
+/** The bytes of files sent as bytes (Blobs arrive by reference and cost the page nothing). */
+function sentBytes(cut: SentCuts | undefined): number {
+  let bytes = 0;
+  for (const { file } of Object.values(cut ?? {})) if (file instanceof Uint8Array) bytes += file.byteLength;
+  return bytes;
 }
 
 /** A run stopped while it waited its turn (`since` it was asked for): none of it ran. */

@@ -1,5 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { WorkerEvent } from "../../workers/python-api";
+import { DISPLAY_TEXT_CHARS } from "../../workers/output-limits";
+import type { OutputItem } from "../model/output";
 import { MAX_RUN_OUTPUTS, NOTIFY_INTERVAL_MS, RunOwner } from "./run-owner";
 
 describe("RunOwner", () => {
@@ -15,6 +17,25 @@ describe("RunOwner", () => {
       { kind: "stream", name: "stdout", text: "hello\n" },
       { kind: "value", data: { "text/plain": "42" } },
     ]);
+  });
+
+  it("caps what the run sends whatever its sender did, and keeps the whole value as a file", async () => {
+    const owner = new RunOwner();
+    const html = "<i>x</i>".repeat(1_500_000);
+    const plain = "y".repeat(3 * DISPLAY_TEXT_CHARS);
+    const finished = await owner.run(async (_signal, onEvent) => {
+      onEvent({ type: "display", data: { "text/html": html } });
+      return { status: "ok", value: { "text/plain": plain }, durationMs: 5 };
+    });
+    const [display, value] = owner.current.outputs as Extract<OutputItem, { kind: "display" | "value" }>[];
+    expect(display.data["text/html"]).toHaveLength(DISPLAY_TEXT_CHARS);
+    expect(display.cut?.["text/html"].chars).toBe(12_000_000);
+    expect(display.cut?.["text/html"].file?.size).toBe(12_000_000);
+    expect(value.data["text/plain"]).toHaveLength(DISPLAY_TEXT_CHARS);
+    expect(await value.cut?.["text/plain"].file?.text()).toBe(plain);
+    // What the model gets is cut the same.
+    expect(finished.events).toEqual([{ type: "display", data: display.data, cut: display.cut }]);
+    expect(finished.outcome.valueCut).toEqual(value.cut);
   });
 
   it("a run that fails outside Python ends with its reason shown, not an empty output", async () => {

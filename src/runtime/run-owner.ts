@@ -1,6 +1,8 @@
 import type { WorkerEvent } from "../../workers/python-api";
 import type { OutputItem, RunOutcome } from "../model/output";
+import { RunLimits } from "../../workers/output-limits";
 import { answerInput, applyEvent, applyResult } from "./output-model";
+import { capBundle } from "../storage/output-caps";
 
 /** What a view shows of its runs. */
 export interface RunView {
@@ -72,10 +74,13 @@ export class RunOwner {
     const events: WorkerEvent[] = [];
     const shown = { display: 0, "input-request": 0 };
     let droppedOutputs = 0;
+    // What the run sends is capped here again, wherever it ran: nothing on the page trusts the sender to have done it.
+    const limits = new RunLimits();
     this.update({ outputs: [], running: true, startedAt: performance.now() });
     let outcome: RunOutcome;
     try {
-      outcome = await execute(controller.signal, (event) => {
+      outcome = await execute(controller.signal, (received) => {
+        const event: WorkerEvent = received.type === "display" ? { type: "display", ...capBundle(limits, received.data, received.cut) } : received;
         // Displays and prompts are counted apart: a prompt after many displays is still shown (Python waits for its answer).
         if ((event.type === "display" || event.type === "input-request") && ++shown[event.type] > MAX_RUN_OUTPUTS) {
           if (!droppedOutputs++) {
@@ -93,6 +98,11 @@ export class RunOwner {
       console.error("A run failed.", error);
       const evalue = error instanceof Error ? error.message : String(error);
       outcome = { status: "crashed", error: { ename: "RunError", evalue, traceback: "" }, durationMs: performance.now() - this.view.startedAt };
+    }
+    if (outcome.value) {
+      const { data, cut } = capBundle(limits, outcome.value, outcome.valueCut);
+      outcome = { ...outcome, value: data, valueCut: cut };
+      if (!cut) delete outcome.valueCut;
     }
     this.controller = undefined;
     this.running = undefined;

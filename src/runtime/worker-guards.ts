@@ -21,6 +21,7 @@ import type {
   RestoreReport,
   RunResult,
   RuntimeInfo,
+  SentCuts,
   StateCapture,
   WorkerEvent,
   WorkerRunOutcome,
@@ -60,6 +61,11 @@ function hasShape(value: unknown, required: Record<string, Check>, optional: Rec
 
 export const isMimeBundle: Guard<MimeBundle> = recordOf(isString);
 
+/** What the worker says it cut from a bundle (the page caps the bundle again anyway). */
+const isSentCuts: Guard<SentCuts> = recordOf((cut): cut is SentCuts[string] =>
+  hasShape(cut, { chars: isCount }, { file: (file) => isBlob(file) || isBytes(file), base64: (flag) => flag === true }),
+);
+
 export const isPythonError = (value: unknown): value is PythonError =>
   hasShape(value, { ename: isString, evalue: isString, traceback: isString });
 
@@ -74,6 +80,7 @@ export const isRunResult = (value: unknown): value is RunResult =>
     { status: (status) => isString(status) && WORKER_RUN_STATUSES.has(status), durationMs: isFiniteNumber },
     {
       value: isMimeBundle,
+      valueCut: isSentCuts,
       error: isPythonError,
       exitCode: Number.isSafeInteger,
       missingModules: isStringArray,
@@ -123,7 +130,7 @@ export function isWorkerEvent(value: unknown): value is WorkerEvent {
     case "stream":
       return hasShape(value, { type: isString, name: (name) => name === "stdout" || name === "stderr", text: isString });
     case "display":
-      return hasShape(value, { type: isString, data: isMimeBundle });
+      return hasShape(value, { type: isString, data: isMimeBundle }, { cut: isSentCuts });
     case "progress":
     case "fatal":
       return hasShape(value, { type: isString, message: isString });

@@ -2,6 +2,7 @@ import type { SessionSnapshot } from "../../workers/python-api";
 import type { ChatMessage, Conversation } from "../model/conversation";
 import { openAppDb } from "./db";
 import { dropKept } from "./kept-saves";
+import { capStoredOutputs } from "./output-caps";
 
 /**
  * Conversations whose delete has begun, noted in localStorage (one key each, `kiln-deleting:<id>`,
@@ -94,7 +95,10 @@ export async function deleteConversation(id: string): Promise<void> {
 export async function loadMessages(conversationId: string): Promise<ChatMessage[]> {
   const db = await openAppDb();
   const messages = await db.getAllFromIndex("messages", "conversationId", conversationId);
-  return messages.sort((a, b) => a.seq - b.seq);
+  // What an older version stored may hold displays of any size: capped as it is read.
+  return messages
+    .sort((a, b) => a.seq - b.seq)
+    .map((message) => (message.cells ? { ...message, cells: message.cells.map((cell) => ({ ...cell, outputs: capStoredOutputs(cell.outputs ?? []) })) } : message));
 }
 
 export async function saveMessage(message: ChatMessage): Promise<void> {

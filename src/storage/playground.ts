@@ -1,4 +1,5 @@
 import type { OutputItem } from "../model/output";
+import { capStoredOutputs } from "./output-caps";
 import { openAppDb, type PlaygroundRecord, type StoredPlayground } from "./db";
 
 const KEY = "current";
@@ -20,12 +21,13 @@ export async function loadPlayground(): Promise<PlaygroundRecord | undefined> {
   const tx = db.transaction("playground");
   const record = (await tx.store.get(KEY)) as StoredPlayground | undefined;
   if (!record) return undefined;
-  // Older versions kept the output inside the record.
-  if (record.outputs) return { code: record.code, outputs: record.outputs, updatedAt: record.updatedAt };
+  // Older versions kept the output inside the record. Either way it is capped as it is read:
+  // what an older version stored may hold displays of any size.
+  if (record.outputs) return { code: record.code, outputs: capStoredOutputs(record.outputs), updatedAt: record.updatedAt };
   // Each part is read (and copied) in a task of its own.
   const parts = await Promise.all(Array.from({ length: record.parts ?? 0 }, (_, index) => tx.store.get(partKey(index))));
   const outputs = parts.flatMap((part) => (Array.isArray(part) ? part : []));
-  return { code: record.code, outputs, updatedAt: record.updatedAt };
+  return { code: record.code, outputs: capStoredOutputs(outputs), updatedAt: record.updatedAt };
 }
 
 /**

@@ -5,7 +5,8 @@ import { runCode } from "../../execution/run-code";
 import { chosenModel, createProvider, noSandboxReason, sandboxChoice } from "../../providers";
 import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
-import { loadInterpreterState, loadMessages, saveInterpreterState, saveMessage } from "../../storage/conversations";
+import { loadInterpreterState, saveInterpreterState, saveMessage } from "../../storage/conversations";
+import { readMessages } from "../../storage/read-off-thread";
 import { storageFailure } from "../../storage/db";
 import { keptValues, leaveKept, saveKept } from "../../storage/kept-saves";
 import { PYTHON_VERSION, type Settings } from "../../storage/settings";
@@ -54,7 +55,7 @@ async function loadWhole(conversationId: string): Promise<ChatMessage[]> {
 
 /** The messages as saved, and those storage refused (newer than what it holds), which are written once it can. */
 async function loadWithKept(conversationId: string): Promise<ChatMessage[]> {
-  const stored = await loadMessages(conversationId);
+  const stored = await readMessages(conversationId);
   const kept = new Map(keptValues<ChatMessage>(`${conversationId}:message:`).map((message) => [message.id, message]));
   return [...stored.filter((message) => !kept.has(message.id)), ...kept.values()].sort((a, b) => a.seq - b.seq);
 }

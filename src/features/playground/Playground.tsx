@@ -7,7 +7,8 @@ import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers
 import { RunOwner } from "../../runtime/run-owner";
 import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
-import { loadPlayground, savePlayground } from "../../storage/playground";
+import { savePlayground } from "../../storage/playground";
+import { readPlayground } from "../../storage/read-off-thread";
 import { storageFailure } from "../../storage/db";
 import { useSettings } from "../settings/settings-context";
 import { FilesPanel } from "../files/FilesPanel";
@@ -90,7 +91,7 @@ export function Playground() {
   }, [owner, edit]);
 
   useEffect(() => {
-    loadPlayground()
+    readPlayground()
       .then((record) => {
         const outputs = record?.outputs ?? [];
         if (record) saved.current = { code: record.code, outputs };

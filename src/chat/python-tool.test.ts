@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { toolResult, TOOL_RESULT_TEXT_LIMIT } from "./python-tool";
+
+describe("toolResult", () => {
+  it("tells the model in words what was cut from displays and the value, also when the text itself is cut", () => {
+    const file = new Blob(["whole"]);
+    const result = toolResult("call", {
+      outcome: { status: "ok", value: { "text/plain": "v".repeat(100_000) }, valueCut: { "text/plain": { chars: 60_000_000, file } }, durationMs: 5 },
+      events: [
+        { type: "display", data: { "text/html": "<i>x</i>" }, cut: { "text/html": { chars: 12_000_000, file } } },
+        { type: "display", data: {}, cut: { "image/png": { chars: 9_000_000 } } },
+      ],
+    });
+    const text = result.content[0].type === "text" ? result.content[0].text : "";
+    expect(text).toContain("[output cut:");
+    expect(text.length).toBeLessThan(TOOL_RESULT_TEXT_LIMIT + 2000);
+    expect(text).toContain(
+      "[display: This HTML output is 12,000,000 characters, over the limit: only its first 8 are kept with the output, and the whole value is kept as a file to download. The person sees it as source text, not rendered.]",
+    );
+    expect(text).toContain("[display: This PNG output is 9,000,000 characters, over the limit: none of it is kept with the output, and it was not kept");
+    expect(text).toContain("[result: This text output is 60,000,000 characters, over the limit: only its first 100,000 are kept");
+  });
+});

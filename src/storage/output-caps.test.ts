@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { DISPLAY_TEXT_CHARS, RUN_FILE_CHARS, RunLimits } from "../../workers/output-limits";
+import type { OutputItem } from "../model/output";
+import { capBundle, capStoredOutputs } from "./output-caps";
+
+describe("capBundle", () => {
+  it("cuts what the sender did not, and keeps the whole as a file no browser renders", async () => {
+    const html = "<i>x</i>".repeat(20_000);
+    const { data, cut } = capBundle(new RunLimits(), { "text/html": html });
+    expect(data["text/html"]).toHaveLength(DISPLAY_TEXT_CHARS);
+    const file = cut?.["text/html"].file;
+    expect(file?.type).toBe("application/octet-stream");
+    expect(await file?.text()).toBe(html);
+    expect(cut?.["text/html"].chars).toBe(html.length);
+  });
+
+  it("keeps the sender's files as Blobs, counted against the run's files", async () => {
+    const limits = new RunLimits();
+    const bytes = new TextEncoder().encode("whole value");
+    const { data, cut } = capBundle(limits, { "text/plain": "whole" }, { "text/plain": { chars: 11, file: bytes } });
+    expect(data).toEqual({ "text/plain": "whole" });
+    expect(await cut?.["text/plain"].file?.text()).toBe("whole value");
+    expect(limits.takeFile(RUN_FILE_CHARS - bytes.length)).toBe(true);
+    expect(limits.takeFile(1)).toBe(false);
+  });
+
+  it("drops a sender's file past the run's limit, and says the value was cut", () => {
+    const limits = new RunLimits();
+    limits.takeFile(RUN_FILE_CHARS);
+    const { cut } = capBundle(limits, { "text/html": "<p>" }, { "text/html": { chars: 5_000_000, file: new Blob(["x"]) } });
+    expect(cut).toEqual({ "text/html": { chars: 5_000_000 } });
+  });
+
+  it("keeps an image it cuts as its base64 text, and says so", async () => {
+    const png = "A".repeat(9 * 1024 * 1024);
+    const { data, cut } = capBundle(new RunLimits(), { "image/png": png });
+    expect(data).toEqual({});
+    expect(cut?.["image/png"].base64).toBe(true);
+    expect(cut?.["image/png"].file?.size).toBe(png.length);
+  });
+});
+
+describe("capStoredOutputs", () => {
+  it("caps what an older version stored and keeps the rest as it was", async () => {
+    const text = "y".repeat(3 * DISPLAY_TEXT_CHARS);
+    const items = [
+      { kind: "stream", name: "stdout", text: "hello\n" },
+      { kind: "display", data: { "text/plain": text } },
+      { kind: "value", data: { "text/plain": "3", junk: 4 } },
+    ] as unknown as OutputItem[];
+    const capped = capStoredOutputs(items);
+    expect(capped[0]).toBe(items[0]);
+    expect(capped[1]).toMatchObject({ kind: "display", data: { "text/plain": text.slice(0, DISPLAY_TEXT_CHARS) }, cut: { "text/plain": { chars: text.length } } });
+    expect(await (capped[1] as { cut: Record<string, { file: Blob }> }).cut["text/plain"].file.text()).toBe(text);
+    expect(capped[2]).toEqual({ kind: "value", data: { "text/plain": "3" } });
+  });
+
+  it("reads back what it stored the same, files and all", () => {
+    const file = new Blob(["whole"], { type: "application/octet-stream" });
+    const items: OutputItem[] = [{ kind: "display", data: { "text/html": "<p>" }, cut: { "text/html": { chars: 200_000, file } } }];
+    expect(capStoredOutputs(items)).toEqual(items);
+    expect((capStoredOutputs(items)[0] as { cut: Record<string, { file: Blob }> }).cut["text/html"].file).toBe(file);
+  });
+});
