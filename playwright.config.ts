@@ -13,6 +13,9 @@ if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65535) throw new Error(`KILN_P
 // Lets tests see (and cut off) the service worker's own requests when they go offline.
 process.env.PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS = "1";
 
+/** The specs that assert how long the page's main thread is held (see the "measured" project). */
+const MEASURED = ["**/output-limits.spec.ts"];
+
 export default defineConfig<object, { engineName: EngineName }>({
   testDir: "e2e",
   testMatch: "**/*.spec.ts",
@@ -38,11 +41,14 @@ export default defineConfig<object, { engineName: EngineName }>({
     serviceWorkers: "block",
   },
   projects: [
-    // Everything but the cross-engine bodies, whose every behaviour the Chromium specs cover.
-    { name: "chromium", testIgnore: "engines/**" },
+    // Everything but the cross-engine bodies, whose every behaviour the Chromium specs cover, and the measured ones.
+    { name: "chromium", testIgnore: ["engines/**", ...MEASURED] },
     // The cross-engine bodies (e2e/engines) run in Firefox ESR and WebKitGTK, through their own drivers.
     { name: "firefox", testMatch: "engines/**/*.spec.ts", use: { engineName: "firefox" } },
     { name: "webkit", testMatch: "engines/**/*.spec.ts", use: { engineName: "webkit" } },
+    // Tests that measure the page's longest main-thread task: after every other test, one at a time, so that no
+    // other test's browser shares the two cores with the page being measured.
+    { name: "measured", testMatch: MEASURED, dependencies: ["chromium", "firefox", "webkit"], workers: 1 },
   ],
   webServer: {
     command: `npx vite preview --port ${PORT} --strictPort`,
