@@ -53,6 +53,8 @@ export interface RunResult {
   notStarted?: boolean;
   /** Set by the page: ended by a Restart, which cleared the variables. */
   restarted?: boolean;
+  /** Set by the page: variables this run made that are not kept, past the limit of saved variables. */
+  variablesNotKept?: number;
 }
 
 export type StreamName = "stdout" | "stderr";
@@ -283,6 +285,8 @@ export interface SessionSnapshot {
   values: Record<string, Uint8Array>;
   modules: Record<string, string>;
   counter: number;
+  /** Set by the page: how many of the interpreter's variables are not kept, past the limit (see `session-state.ts`). */
+  notKept?: number;
 }
 
 export interface WorkerRunOutcome {

@@ -3,7 +3,7 @@ import { cutSummary } from "../../workers/output-limits";
 import { WORKING_DIRECTORY } from "../../workers/file-paths";
 import type { ImageBlock, TextBlock, ToolResultBlock } from "../model/conversation";
 import type { RunOutcome } from "../model/output";
-import { formatBytes, statusLine } from "../runtime/output-model";
+import { formatBytes, statusLine, variablesNotKeptLine } from "../runtime/output-model";
 import { MAX_RUN_OUTPUTS } from "../runtime/run-owner";
 import type { ToolSpec } from "./provider";
 
@@ -88,6 +88,7 @@ export function toolResult(callId: string, run: { outcome: RunOutcome; events: r
   if (run.droppedOutputs) parts.push(`[${run.droppedOutputs} more outputs not shown: a run shows at most ${MAX_RUN_OUTPUTS}.]`);
   if (outcome.value) addBundle("result", outcome.value, outcome.valueCut);
   for (const note of outcome.ranOn?.notes ?? []) parts.push(`[${note}]`);
+  if (outcome.variablesNotKept) parts.push(`[${variablesNotKeptLine(outcome.variablesNotKept)}]`);
   const sections = [`status: ${outcome.status} (${Math.round(outcome.durationMs)} ms)`];
   if (outcome.ranOn) {
     sections.push(

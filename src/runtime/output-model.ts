@@ -1,6 +1,8 @@
 import type { SentCuts, WorkerEvent } from "../../workers/python-api";
 import type { KeptCuts, OutputItem, RanElsewhere, RunOutcome } from "../model/output";
 import { asFile } from "../storage/output-caps";
+import { grouped } from "./file-limits";
+import { MAX_SAVED_VARIABLES } from "../model/session-snapshot";
 
 export type { OutputItem };
 
@@ -84,6 +86,7 @@ export function applyResult(items: readonly OutputItem[], result: RunOutcome): O
     next.push({ kind: "error", error: result.error });
   }
   for (const note of result.ranOn?.notes ?? []) next.push({ kind: "notice", tone: "warning", text: note });
+  if (result.variablesNotKept) next.push({ kind: "notice", tone: "warning", text: variablesNotKeptLine(result.variablesNotKept) });
   const line = statusLine(result);
   if (line) next.push({ kind: "notice", tone: result.status === "ok" ? "info" : "warning", text: line });
   return next;
@@ -143,12 +146,31 @@ export function formatDuration(ms: number): string {
   return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+/** The most variable names a sentence lists; the rest are counted. */
+export const NAMES_LISTED = 20;
+
 /**
- * Variable names from the worker, for a sentence on the page: Python identifiers as they are,
- * anything else (a name Python made up to pass for Kiln's own words) only counted.
+ * Variable names from the worker, for a sentence on the page: at most {@link NAMES_LISTED}
+ * Python identifiers as they are, and the rest (also anything that is not an identifier, such
+ * as a name Python made up to pass for Kiln's own words) only counted.
  */
 export function nameList(names: readonly string[]): string {
-  const shown = names.filter((name) => /^[A-Za-z_][A-Za-z0-9_]{0,79}$/.test(name));
+  const shown: string[] = [];
+  for (const name of names) {
+    if (shown.length === NAMES_LISTED) break;
+    if (/^[A-Za-z_][A-Za-z0-9_]{0,79}$/.test(name)) shown.push(name);
+  }
   const others = names.length - shown.length;
-  return [...shown, ...(others ? [`${others} other${others > 1 ? "s" : ""}`] : [])].join(", ");
+  if (!others) return shown.join(", ");
+  const counted = `${grouped(others)} other${others > 1 ? "s" : ""}`;
+  return shown.length ? `${shown.join(", ")} and ${counted}` : counted;
+}
+
+/** Why variables past the limit are not kept. */
+export const variablesLimit = () =>
+  `Kiln keeps at most ${grouped(MAX_SAVED_VARIABLES)} variables of a conversation (and of the Playground) for when Python restarts or the page reloads.`;
+
+/** Said once, when a run's variables go past the limit of saved ones. */
+export function variablesNotKeptLine(count: number): string {
+  return `${grouped(count)} variable${count > 1 ? "s" : ""} not kept: ${variablesLimit()} The others stay in Python until then.`;
 }

@@ -483,7 +483,10 @@ export class PythonSession {
         worker.gone,
       ]);
       const { result, capture } = outcome;
+      const before = this.snapshot.notKept ?? 0;
       if (capture) this.snapshot = merged(this.snapshot, capture);
+      const notKept = (this.snapshot.notKept ?? 0) - before;
+      if (notKept > 0) result.variablesNotKept = notKept;
       this.lossesInRow = 0;
       if (result.status !== "interrupted") return run.restarted ? { ...result, restarted: true } : result;
       // How long it ran as the page saw it: a run cut by a 2 s deadline never reads "after 1.9 s".

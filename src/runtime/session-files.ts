@@ -346,7 +346,7 @@ function keptAs(data: Uint8Array): Blob | ArrayBuffer {
  * file that large would fill the site's storage. Uploads have no such limit (the browser
  * stores the person's own file as it is).
  */
-const MAX_SAVED_FILE_BYTES = 256 * 2 ** 20;
+export const MAX_SAVED_FILE_BYTES = 256 * 2 ** 20;
 
 const stamp = (file: { size: number; mtimeMs: number }) => `${file.size}:${file.mtimeMs}`;
 const version = (file: { size: number; modifiedAt: number }) => `${file.size}:${file.modifiedAt}`;

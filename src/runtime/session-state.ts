@@ -3,6 +3,7 @@
  * brings back), and how a run's capture is merged into it.
  */
 import type { SessionSnapshot, StateCapture } from "../../workers/python-api";
+import { bounded } from "../model/session-snapshot";
 
 const nameSets = new WeakMap<string[], Set<string>>();
 
@@ -41,7 +42,9 @@ export function merged(previous: SessionSnapshot, capture: StateCapture): Sessio
       for (const name of Object.keys(values)) if (!keep.has(name)) delete values[name];
     }
   }
-  return { cells, names, values, modules, counter };
+  const removedUnknown = removed.filter((name) => !known.has(name)).length;
+  const notKept = listed ? 0 : Math.max(0, (previous.notKept ?? 0) - removedUnknown);
+  return bounded({ cells, names, values, modules, counter, ...(notKept && { notKept }) }, known);
 }
 
 /**

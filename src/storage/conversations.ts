@@ -1,5 +1,6 @@
 import type { SessionSnapshot } from "../../workers/python-api";
 import type { ChatMessage, Conversation } from "../model/conversation";
+import { bounded } from "../model/session-snapshot";
 import { openAppDb } from "./db";
 import { dropKept } from "./kept-saves";
 import { capStoredOutputs } from "./output-caps";
@@ -123,23 +124,38 @@ function valueKey(conversationId: string, bytes: Uint8Array): string {
 const valueKeyRange = (conversationId: string) =>
   IDBKeyRange.bound(`${conversationId}${VALUE_KEY_SEPARATOR}`, `${conversationId}${VALUE_KEY_SEPARATOR}\uffff`);
 
+/**
+ * Reads and writes of a conversation's values, this many at a time: each step's requests are
+ * made together and the next step waits for them, so no task of the page handles them all.
+ */
+const VALUE_STEP = 500;
+
+async function inSteps<T>(items: readonly T[], each: (item: T) => Promise<unknown>): Promise<void> {
+  for (let start = 0; start < items.length; start += VALUE_STEP) await Promise.all(items.slice(start, start + VALUE_STEP).map(each));
+}
+
+/**
+ * A conversation's saved interpreter state, at most {@link MAX_SAVED_VARIABLES} names of it (what
+ * an older version kept past that is counted in `notKept`, and never read).
+ */
 export async function loadInterpreterState(conversationId: string): Promise<SessionSnapshot | undefined> {
   const db = await openAppDb();
   const tx = db.transaction("interpreterState");
   const record = await tx.store.get(conversationId);
   if (!record || record instanceof Uint8Array) return undefined;
-  const { valueKeys, ...snapshot } = record;
+  const { valueKeys, ...stored } = record;
+  const snapshot = bounded(stored);
   if (!valueKeys) return snapshot; // written by an older version: values inline
   const values: Record<string, Uint8Array> = { ...snapshot.values };
-  await Promise.all(
-    Object.entries(valueKeys).map(async ([name, key]) => {
-      const bytes = await tx.store.get(key);
-      if (!(bytes instanceof Uint8Array)) return;
-      values[name] = bytes;
-      bufferKeys.set(bytes, key.slice(conversationId.length + VALUE_KEY_SEPARATOR.length));
-      storedValueKeys.add(key);
-    }),
-  );
+  const named = new Set(snapshot.names);
+  const wanted = Object.entries(valueKeys).filter(([name]) => named.has(name));
+  await inSteps(wanted, async ([name, key]) => {
+    const bytes = await tx.store.get(key);
+    if (!(bytes instanceof Uint8Array)) return;
+    values[name] = bytes;
+    bufferKeys.set(bytes, key.slice(conversationId.length + VALUE_KEY_SEPARATOR.length));
+    storedValueKeys.add(key);
+  });
   await tx.done;
   return { ...snapshot, values };
 }
@@ -150,26 +166,28 @@ export async function loadInterpreterState(conversationId: string): Promise<Sess
  * values the snapshot no longer holds are deleted.
  */
 export async function saveInterpreterState(conversationId: string, snapshot: SessionSnapshot): Promise<void> {
+  snapshot = bounded(snapshot);
   const db = await openAppDb();
   const tx = db.transaction("interpreterState", "readwrite");
   const previous = await tx.store.get(conversationId);
   const valueKeys: Record<string, string> = {};
-  const written: string[] = [];
-  const writes: Promise<unknown>[] = [];
+  const written: [string, Uint8Array][] = [];
   for (const [name, bytes] of Object.entries(snapshot.values)) {
     const key = valueKey(conversationId, bytes);
     valueKeys[name] = key;
-    if (storedValueKeys.has(key)) continue;
-    writes.push(tx.store.put(bytes, key));
-    written.push(key);
+    if (!storedValueKeys.has(key)) written.push([key, bytes]);
   }
-  writes.push(tx.store.put({ ...snapshot, values: {}, valueKeys }, conversationId));
   const kept = new Set(Object.values(valueKeys));
   const deleted =
     previous && !(previous instanceof Uint8Array) && previous.valueKeys ? Object.values(previous.valueKeys).filter((key) => !kept.has(key)) : [];
-  for (const key of deleted) writes.push(tx.store.delete(key));
-  await Promise.all([...writes, tx.done]);
-  for (const key of written) storedValueKeys.add(key);
+  const done = tx.done;
+  // A refused write fails its step, and then `done`, which is awaited below only if the steps succeed.
+  done.catch(() => undefined);
+  await inSteps(written, ([key, bytes]) => tx.store.put(bytes, key));
+  await inSteps(deleted, (key) => tx.store.delete(key));
+  await tx.store.put({ ...snapshot, values: {}, valueKeys }, conversationId);
+  await done;
+  for (const [key] of written) storedValueKeys.add(key);
   for (const key of deleted) storedValueKeys.delete(key);
 }
 

@@ -10,7 +10,8 @@ import { readMessages } from "../../storage/read-off-thread";
 import { storageFailure } from "../../storage/db";
 import { keptValues, leaveKept, saveKept } from "../../storage/kept-saves";
 import { PYTHON_VERSION, type Settings } from "../../storage/settings";
-import { nameList } from "../../runtime/output-model";
+import { nameList, variablesLimit } from "../../runtime/output-model";
+import { grouped } from "../../runtime/file-limits";
 import { getSessionFiles } from "../../runtime/session-files";
 import type { PythonSession } from "../../runtime/python-session";
 import type { SessionSnapshot } from "../../../workers/python-api";
@@ -176,9 +177,11 @@ export function useConversation(
         async (snapshot) => {
           if (!snapshot || !snapshot.names.length) return;
           setNotice("Bringing this conversation's Python variables back…");
+          // Those past the limit are said once, here: restored, the interpreter no longer has them.
+          const { notKept, ...kept } = snapshot;
           let report;
           try {
-            report = await session.restoreState(snapshot);
+            report = await session.restoreState(kept);
           } catch (error) {
             return notBack(error instanceof Error ? error.message : String(error));
           }
@@ -187,7 +190,8 @@ export function useConversation(
           if (cancelled) return;
           setNotice(
             `Python state restored: ${nameList(report.kept) || "nothing"}.` +
-              (report.lost.length ? ` Not restored: ${nameList(report.lost)}.` : ""),
+              (report.lost.length ? ` Not restored: ${nameList(report.lost)}.` : "") +
+              (notKept ? ` ${grouped(notKept)} more were not kept: ${variablesLimit()}` : ""),
           );
         },
         (error: unknown) => notBack(`the browser's storage could not read them: ${storageFailure(error)}`),
