@@ -1,22 +1,9 @@
 import { stat } from "node:fs/promises";
 import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "./support/test";
+import { longestTask, watchLongTasks } from "./support/long-tasks";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground, output, run } from "./support/playground";
-
-/** The main thread's tasks longer than 50 ms, as each document of the page has seen them from its start. */
-async function watchLongTasks(page: Page): Promise<void> {
-  await page.addInitScript(() => {
-    const seen: number[] = [];
-    (window as unknown as { kilnLongTasks: number[] }).kilnLongTasks = seen;
-    new PerformanceObserver((list) => seen.push(...list.getEntries().map((entry) => entry.duration))).observe({ type: "longtask", buffered: true });
-  });
-}
-
-/** The longest main-thread task of the current document so far, in ms (0 when none took over 50 ms). */
-function longestTask(page: Page): Promise<number> {
-  return page.evaluate(() => Math.max(0, ...(window as unknown as { kilnLongTasks: number[] }).kilnLongTasks));
-}
 
 /** The attack: 12 MB of HTML in one display, then 60 MB of plain text in another. */
 const FLOOD = `display({"text/html": "<i>x</i>" * 1_500_000}, raw=True)

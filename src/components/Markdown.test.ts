@@ -1,7 +1,9 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
 import { Marked } from "marked";
-import { renderMarkdown } from "./Markdown";
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { Markdown, readsQuickly, renderMarkdown } from "./Markdown";
 
 /** The rendered Markdown as a DOM, to assert on elements and attributes rather than on text. */
 function render(source: string): HTMLElement {
@@ -20,6 +22,57 @@ describe("renderMarkdown", () => {
     expect(renderMarkdown(nested)).toBeUndefined();
     expect(renderMarkdown(`${"- a\n  ".repeat(40_000)}`)).toBeUndefined();
     expect(renderMarkdown("> quoted")).toMatch(/<blockquote>/);
+  });
+
+  /** A model's answer whose emphasis delimiters marked reads in seconds: each opens a scan for its closer. */
+  const EMPHASIS_BOMB = `Done. ${"_*a".repeat(8000)}`;
+  /** Text whose every `!` restarts marked's scan for an e-mail address. */
+  const BANG_BOMB = "!".repeat(99_000);
+
+  /** How long marked alone takes to render `source`, in milliseconds. */
+  function markedMillis(source: string): number {
+    const start = performance.now();
+    new Marked({ gfm: true }).parse(source, { async: false });
+    return performance.now() - start;
+  }
+
+  it("shows as plain text, whole, Markdown that marked would take seconds to read", () => {
+    // The attack is real: marked alone blocks for seconds on each (several on this machine).
+    expect(markedMillis(EMPHASIS_BOMB)).toBeGreaterThan(1000);
+    expect(markedMillis(BANG_BOMB)).toBeGreaterThan(1000);
+    for (const source of [EMPHASIS_BOMB, BANG_BOMB, `# Title\n\n${"*_a".repeat(2000)}\n\nafter`]) {
+      expect(readsQuickly(source)).toBe(false);
+      expect(renderMarkdown(source)).toBeUndefined();
+      const root = document.createElement("div");
+      root.innerHTML = renderToStaticMarkup(createElement(Markdown, { source }));
+      const shown = root.querySelector(".markdown");
+      expect(shown?.classList.contains("markdown-plain")).toBe(true);
+      expect(shown?.children).toHaveLength(0);
+      expect(shown?.textContent).toBe(source);
+    }
+  });
+
+  it("renders long answers whose delimiters are spread over paragraphs, items, cells and code", () => {
+    const code = Array.from({ length: 40 }, (_, i) => `def load_user_record_${i}(user_id, max_retry_count=3):\n    return fetch_from_cache(user_id) or fetch_from_db(user_id)`);
+    const answer = [
+      "# Report",
+      ...Array.from({ length: 60 }, (_, i) => `Step ${i}: the **important** part is \`snake_case_name_${i}\`, *not* __that__ one! ~~old~~ [docs](https://example.org/${i}).`),
+      `\`\`\`python\n${code.join("\n")}\n\`\`\``,
+      "| name | value |\n|---|---|",
+      ...Array.from({ length: 300 }, (_, i) => `| **row_${i}** | \`some_value_${i}\` |`),
+      "",
+      ...Array.from({ length: 400 }, (_, i) => `- **item ${i}**: uses \`my_helper_function\` and _emphasis_!`),
+      "",
+      `\`\`\`python\n${code.join("\n\n")}\n\`\`\``,
+    ].join("\n\n").replace(/\n\n\| \*\*row/g, "\n| **row");
+    expect(answer.length).toBeGreaterThan(40_000);
+    expect(readsQuickly(answer)).toBe(true);
+    const root = render(answer);
+    expect(root.querySelectorAll("tbody tr")).toHaveLength(300);
+    expect(root.querySelectorAll("li")).toHaveLength(400);
+    expect(root.querySelectorAll("pre code.hljs")).toHaveLength(2);
+    expect(root.querySelectorAll("strong").length).toBeGreaterThan(700);
+    expect(root.querySelector("td strong")?.textContent).toBe("row_0");
   });
 
   it("renders markdown", () => {

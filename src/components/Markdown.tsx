@@ -5,7 +5,7 @@ import javascript from "highlight.js/lib/languages/javascript";
 import json from "highlight.js/lib/languages/json";
 import python from "highlight.js/lib/languages/python";
 import sql from "highlight.js/lib/languages/sql";
-import { Marked } from "marked";
+import { Lexer, Marked } from "marked";
 import { markedHighlight } from "marked-highlight";
 import { useMemo } from "react";
 import { hookedSanitizer } from "./sanitizer";
@@ -123,12 +123,11 @@ const sanitizeMarkdownHtml = hookedSanitizer(MARKDOWN_CONFIG, afterSanitizeAttri
  * Markdown rendered with marked (code highlighted), then sanitized strictly: no scripts,
  * handlers, styles, forms, frames, popovers or ids; images only from `data:`/`blob:` (any other
  * becomes a link to it); links only http(s) and mailto, opened in a new tab without referrer.
- * Undefined when it cannot be rendered: longer than {@link MAX_MARKDOWN_CHARS}, or nested so
- * deeply that marked fails.
+ * Undefined when it cannot be rendered: when {@link readsQuickly} says no, or nested so deeply
+ * that marked fails.
  */
 export function renderMarkdown(source: string): string | undefined {
-  // marked's time grows faster than the text for deeply nested lists, and nesting deep enough exhausts its stack.
-  if (source.length > MAX_MARKDOWN_CHARS) return undefined;
+  if (!readsQuickly(source)) return undefined;
   try {
     return sanitizeMarkdownHtml(marked.parse(source, { async: false }));
   } catch {
@@ -138,6 +137,41 @@ export function renderMarkdown(source: string): string | undefined {
 
 /** Markdown longer than this is shown as its plain text. */
 export const MAX_MARKDOWN_CHARS = 100_000;
+
+/**
+ * The most inline work marked is given: the sum, over the runs of inline text, of the square of
+ * the number of `*`, `_`, `~`, `!`, `[` and `<` in each (see {@link readsQuickly}). A run with
+ * 1000 of them takes marked 20–70 ms.
+ */
+export const MAX_INLINE_WORK = 1000 * 1000;
+const COSTLY_INLINE = /[*_~![<]/g;
+
+/**
+ * Whether marked reads this Markdown in bounded time (tens of milliseconds). Marked's time grows
+ * faster than the text: for deeply nested lists (nested deep enough, it runs out of stack), and
+ * within one run of inline text (a paragraph, heading, list item or table cell) with the number
+ * of `*`, `_` and `~` (each opens a scan for its closing delimiter), `!` (each restarts a scan
+ * for an e-mail address), and `[` and `<` (which add to the cost of the others): `"_*a"` repeated
+ * to 24 000 characters takes it 6 s, to 99 000 over two minutes; 99 000 `!` take it 5 s. So the text must be at most {@link MAX_MARKDOWN_CHARS} long, and its runs of inline
+ * text, as marked's own block pass finds them (cheap), must stay within {@link MAX_INLINE_WORK}.
+ * The one check for everything that hands Markdown to marked: rendering and exports.
+ */
+export function readsQuickly(source: string): boolean {
+  if (source.length > MAX_MARKDOWN_CHARS) return false;
+  const lexer = new Lexer({ gfm: true });
+  try {
+    lexer.blockTokens(source.replace(/\r\n?/g, "\n"));
+  } catch {
+    return false;
+  }
+  let work = 0;
+  for (const { src } of lexer.inlineQueue) {
+    const count = src.match(COSTLY_INLINE)?.length ?? 0;
+    work += count * count;
+    if (work > MAX_INLINE_WORK) return false;
+  }
+  return true;
+}
 
 /** Markdown, or its plain text when it cannot be rendered (see {@link renderMarkdown}). */
 export function Markdown({ source }: { source: string }) {

@@ -140,6 +140,16 @@ describe("cleanMarkdown", () => {
     expect(cleaned).toContain("[Image: logo](https://example.org/)");
   });
 
+  it("keeps Markdown that marked would take seconds to read as a code block of its source, at once", () => {
+    const source = `Done. ${"_*a".repeat(8000)}`;
+    // The attack is real: marked's lexer alone blocks for seconds on it.
+    const start = performance.now();
+    Lexer.lex(source, { gfm: true });
+    expect(performance.now() - start).toBeGreaterThan(1000);
+    const cleaned = cleanMarkdown(source);
+    expect(cleaned).toBe(`\`\`\`\n${source}\n\`\`\`\n`);
+  });
+
   it("keeps links, code and text as they are", () => {
     const source = "Text with `![code](https://attacker.example/c)` and [a link](https://example.org/).\n\n```\n<img src=https://attacker.example/block>\n```\n";
     expect(cleanMarkdown(source)).toBe(source);

@@ -2,7 +2,7 @@ import type { Config } from "dompurify";
 import { Lexer, type Token } from "marked";
 import type { MimeBundle } from "../../workers/python-api";
 import { fenced, type OutputCleaner } from "../chat/export";
-import { linkHref, MARKDOWN_CONFIG, MAX_MARKDOWN_CHARS } from "./Markdown";
+import { linkHref, MARKDOWN_CONFIG, readsQuickly } from "./Markdown";
 import { hookedSanitizer } from "./sanitizer";
 
 /*
@@ -202,12 +202,12 @@ function asSource(raw: string): string {
  * Markdown that loads and runs nothing, as marked (the parser JupyterLab uses) reads it: an image
  * from elsewhere becomes a link to it, `Image: <alt text>`; raw HTML is cleaned to Kiln's Markdown
  * profile (images likewise); a link to anything but http(s), mailto or `#…` becomes its text. A
- * block whose parts cannot be cleaned in place, or text too long or deeply nested to parse, is
- * kept as a code block showing its source.
+ * block whose parts cannot be cleaned in place, or text that marked cannot read quickly (see
+ * `readsQuickly` in Markdown.tsx), is kept as a code block showing its source.
  */
 export function cleanMarkdown(source: string): string {
   let text = source.replace(/\r\n?/g, "\n");
-  if (text.length > MAX_MARKDOWN_CHARS) return asSource(text);
+  if (!readsQuickly(text)) return asSource(text);
   // A replacement can form a new part to clean (an image in an image's alt text): until none is left.
   for (let round = 0; round < 4; round++) {
     let tokens: Token[];
