@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { FLUSH_INTERVAL_MS, OutputBatcher } from "./output-batcher";
-import type { WorkerEvent } from "./python-api";
+import type { PostedEvent } from "./python-api";
 
 function setup(limit = 1000) {
-  const events: WorkerEvent[] = [];
+  const events: PostedEvent[] = [];
   let now = 0;
   const batcher = new OutputBatcher((event) => events.push(event), () => now);
   batcher.begin(limit);
@@ -19,16 +19,39 @@ describe("OutputBatcher", () => {
     expect(events).toEqual([]);
     advance(FLUSH_INTERVAL_MS);
     batcher.write("stdout", bytes("c"));
-    expect(events).toEqual([{ type: "stream", name: "stdout", text: "abc" }]);
+    expect(events).toEqual([{ type: "streams", runs: [["stdout", "abc"]] }]);
   });
 
-  it("keeps stdout and stderr in the order they were written", () => {
+  it("keeps stdout and stderr in the order they were written, in one event per flush", () => {
     const { events, batcher, bytes } = setup();
     batcher.write("stdout", bytes("1"));
     batcher.write("stderr", bytes("2"));
+    batcher.write("stderr", bytes("2"));
     batcher.write("stdout", bytes("3"));
     batcher.flush();
-    expect(events.map((e) => e.type === "stream" && `${e.name}:${e.text}`)).toEqual(["stdout:1", "stderr:2", "stdout:3"]);
+    expect(events).toEqual([{ type: "streams", runs: [["stdout", "1"], ["stderr", "22"], ["stdout", "3"]] }]);
+  });
+
+  it("posts output that switches streams at every line as one event per interval", () => {
+    const { events, batcher, bytes, advance } = setup(1 << 20);
+    for (let i = 0; i < 10_000; i++) {
+      batcher.write("stdout", bytes(`a${i}\n`));
+      batcher.write("stderr", bytes(`b${i}\n`));
+      if (i % 1000 === 999) advance(FLUSH_INTERVAL_MS);
+    }
+    batcher.flush();
+    expect(events.length).toBe(10);
+    const runs = events.flatMap((event) => (event.type === "streams" ? event.runs : []));
+    expect(runs.length).toBe(20_000);
+    expect(runs.slice(-2)).toEqual([["stdout", "a9999\n"], ["stderr", "b9999\n"]]);
+  });
+
+  it("posts nothing for a flush with no text", () => {
+    const { events, batcher, bytes } = setup();
+    batcher.flush();
+    batcher.write("stdout", bytes("€").subarray(0, 1));
+    batcher.flush();
+    expect(events).toEqual([]);
   });
 
   it("joins a multi-byte character split across writes", () => {
@@ -37,7 +60,7 @@ describe("OutputBatcher", () => {
     batcher.write("stdout", euro.subarray(0, 1));
     batcher.write("stdout", euro.subarray(1));
     batcher.flush();
-    expect(events).toEqual([{ type: "stream", name: "stdout", text: "€" }]);
+    expect(events).toEqual([{ type: "streams", runs: [["stdout", "€"]] }]);
   });
 
   it("caps a run's output, says so once, and counts what it dropped", () => {
@@ -47,7 +70,7 @@ describe("OutputBatcher", () => {
     batcher.write("stdout", bytes("more"));
     batcher.flush();
     expect(events).toEqual([
-      { type: "stream", name: "stdout", text: "0123456789" },
+      { type: "streams", runs: [["stdout", "0123456789"]] },
       { type: "truncated", limitBytes: 10 },
     ]);
     expect(batcher.droppedBytes).toBe(7);

@@ -1,15 +1,16 @@
-import type { StreamName, WorkerEvent } from "./python-api";
+import type { PostedEvent, StreamName, StreamRun } from "./python-api";
 
 /** How long written text may wait before it is posted, while Python keeps writing. */
 export const FLUSH_INTERVAL_MS = 16;
 
 /**
  * Collects stdout/stderr bytes in the worker and posts them in batches, so a flood of
- * prints costs the page a few messages a frame rather than one per print. Caps each run's
- * output; what goes past the cap is counted, not sent.
+ * prints costs the page a few messages a frame rather than one per print: each flush is one
+ * `streams` event holding the text of both streams in the order it was written. Caps each
+ * run's output; what goes past the cap is counted, not sent.
  */
 export class OutputBatcher {
-  private pending: { name: StreamName; text: string }[] = [];
+  private pending: StreamRun[] = [];
   private readonly decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
   private lastFlush = 0;
   private written = 0;
@@ -17,7 +18,7 @@ export class OutputBatcher {
   private dropped = 0;
 
   constructor(
-    private readonly post: (event: WorkerEvent) => void,
+    private readonly post: (event: PostedEvent) => void,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -50,8 +51,8 @@ export class OutputBatcher {
     this.written += chunk.length;
     const text = this.decoders[name].decode(chunk, { stream: true });
     const last = this.pending[this.pending.length - 1];
-    if (last && last.name === name) last.text += text;
-    else if (text) this.pending.push({ name, text });
+    if (last && last[0] === name) last[1] += text;
+    else if (text) this.pending.push([name, text]);
     if (this.written >= this.limit) {
       this.flush();
       this.post({ type: "truncated", limitBytes: this.limit });
@@ -63,10 +64,8 @@ export class OutputBatcher {
   /** Post everything collected so far. */
   flush(): void {
     this.lastFlush = this.now();
-    const batch = this.pending;
+    const runs = this.pending.filter(([, text]) => text);
     this.pending = [];
-    for (const { name, text } of batch) {
-      if (text) this.post({ type: "stream", name, text });
-    }
+    if (runs.length) this.post({ type: "streams", runs });
   }
 }

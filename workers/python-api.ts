@@ -72,6 +72,16 @@ export type WorkerEvent =
   /** The last event of a run: everything the run produced has been posted before it. */
   | { type: "done" };
 
+/** Stream text of one stream, as the worker posts it: `[stream, text]`. */
+export type StreamRun = [name: StreamName, text: string];
+
+/**
+ * What the worker posts: the run's events, with the stream text of one flush in a single event,
+ * its runs in the order they were written (text that switches between stdout and stderr at every
+ * line is still one message, not one per line). The page unpacks it into `stream` events.
+ */
+export type PostedEvent = Exclude<WorkerEvent, { type: "stream" }> | { type: "streams"; runs: StreamRun[] };
+
 export interface WorkerInit {
   /** Absolute URL of the folder holding Pyodide's core (ends with `/`). */
   indexURL: string;
@@ -101,7 +111,7 @@ export type BootKind = "snapshot" | "fresh" | "fallback";
 export interface WorkerStart {
   /** The port the worker serves its {@link PythonWorkerApi} on (Comlink). */
   kilnPort: MessagePort;
-  /** Where the worker posts {@link WorkerEvent}s. */
+  /** Where the worker posts {@link PostedEvent}s. */
   events: MessagePort;
   /** Where the worker asks the page for Pyodide's files: {@link FetchRequest} → {@link FetchReply}. */
   fetch: MessagePort;

@@ -20,7 +20,7 @@ import type {
   SessionSnapshot,
   StartFiles,
   StateCapture,
-  WorkerEvent,
+  PostedEvent,
   WorkerInit,
   WorkerRunOutcome,
   WorkerStart,
@@ -331,7 +331,7 @@ export class PythonRuntime implements PythonWorkerApi {
     return { ename: "PackageLoadError", evalue, traceback: `PackageLoadError: ${evalue}${detail}` };
   }
 
-  private post(event: WorkerEvent, transfer: Transferable[] = []): void {
+  private post(event: PostedEvent, transfer: Transferable[] = []): void {
     this.events.postMessage(event, transfer);
   }
 

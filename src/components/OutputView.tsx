@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from "react";
+import { memo, useState, type ReactNode } from "react";
 import type { MimeBundle } from "../../workers/python-api";
 import { cutFileName, cutSummary } from "../../workers/output-limits";
 import type { KeptCuts } from "../model/output";
@@ -20,23 +20,15 @@ export function OutputView({ items, onAnswer }: Props) {
     if (item.kind === "stream") {
       // Consecutive stream pieces form blocks that end at a line break: text on one line
       // stays on one line, and appending lays out only the last block.
-      let spans: ReactNode[] = [];
+      let pieces: StreamItem[] = [];
       let first = i;
       while (i < items.length && items[i].kind === "stream") {
-        const piece = items[i] as Extract<OutputItem, { kind: "stream" }>;
-        spans.push(
-          <span key={i} className={piece.name}>
-            {piece.text}
-          </span>,
-        );
+        const piece = items[i] as StreamItem;
+        pieces.push(piece);
         const next = items[i + 1];
         if (piece.text.endsWith("\n") || next?.kind !== "stream") {
-          blocks.push(
-            <pre key={first} className="stream-output">
-              {spans}
-            </pre>,
-          );
-          spans = [];
+          blocks.push(<StreamBlock key={first} pieces={pieces} />);
+          pieces = [];
           first = i + 1;
         }
         i++;
@@ -52,6 +44,27 @@ export function OutputView({ items, onAnswer }: Props) {
   }
   return <>{blocks}</>;
 }
+
+type StreamItem = Extract<OutputItem, { kind: "stream" }>;
+
+/**
+ * One block of stream text, laid out again only when one of its pieces changed: while a run
+ * streams, only its last block does, however many came before.
+ */
+const StreamBlock = memo(
+  function StreamBlock({ pieces }: { pieces: StreamItem[] }) {
+    return (
+      <pre className="stream-output">
+        {pieces.map((piece, i) => (
+          <span key={i} className={piece.name}>
+            {piece.text}
+          </span>
+        ))}
+      </pre>
+    );
+  },
+  (before, after) => before.pieces.length === after.pieces.length && before.pieces.every((piece, i) => piece === after.pieces[i]),
+);
 
 function OutputBlock({ item, onAnswer }: { item: Exclude<OutputItem, { kind: "stream" }>; onAnswer?: Props["onAnswer"] }) {
   switch (item.kind) {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { answerInput, applyEvent, applyResult, formatBytes, formatDuration, formatLocalTime, STREAM_PIECE_CHARS, statusLine } from "./output-model";
+import type { WorkerEvent } from "../../workers/python-api";
+import type { OutputItem } from "../model/output";
+import {
+  answerInput,
+  applyEvent,
+  applyEvents,
+  applyResult,
+  MAX_STREAM_ITEMS,
+  STREAMS_JOINED_NOTICE, formatBytes, formatDuration, formatLocalTime, STREAM_PIECE_CHARS, statusLine } from "./output-model";
 
 describe("applyEvent", () => {
   it("merges consecutive text of one stream and keeps the order of streams", () => {
@@ -43,6 +51,51 @@ describe("applyEvent", () => {
     const items = applyEvent([], { type: "truncated", limitBytes: 1024 * 1024 });
     expect(items).toEqual([{ kind: "notice", tone: "warning", text: expect.stringContaining("Output truncated") }]);
     expect(items[0]).toMatchObject({ text: expect.stringContaining("1 MiB") });
+  });
+
+  it("adds many events at once, in order, as adding them one by one would", () => {
+    const events: WorkerEvent[] = [
+      { type: "stream", name: "stdout", text: "a" },
+      { type: "stream", name: "stdout", text: "b\n" },
+      { type: "stream", name: "stderr", text: "c\n" },
+      { type: "display", data: { "text/plain": "d" } },
+      { type: "stream", name: "stderr", text: "e" },
+    ];
+    const start: OutputItem[] = [{ kind: "stream", name: "stdout", text: "0" }];
+    expect(applyEvents(start, events)).toEqual(events.reduce(applyEvent, start));
+    expect(applyEvents(start, events)).toEqual([
+      { kind: "stream", name: "stdout", text: "0ab\n" },
+      { kind: "stream", name: "stderr", text: "c\n" },
+      { kind: "display", data: { "text/plain": "d" } },
+      { kind: "stream", name: "stderr", text: "e" },
+    ]);
+    expect(start).toEqual([{ kind: "stream", name: "stdout", text: "0" }]);
+  });
+
+  it("keeps stdout and stderr apart up to a cap of blocks, then shows the rest together after one notice", () => {
+    const n = MAX_STREAM_ITEMS + 5000;
+    const line = (i: number): WorkerEvent => ({ type: "stream", name: i % 2 ? "stderr" : "stdout", text: `${"ab"[i % 2]}${i >> 1}\n` });
+    // In batches, as the page adds them, and one by one: the same outputs.
+    let batched: OutputItem[] = [];
+    for (let i = 0; i < n; i += 700) batched = applyEvents(batched, Array.from({ length: Math.min(700, n - i) }, (_, j) => line(i + j)));
+    let single: OutputItem[] = [];
+    for (let i = 0; i < n; i++) single = applyEvent(single, line(i));
+    expect(single).toEqual(batched);
+
+    const streams = batched.filter((item) => item.kind === "stream");
+    expect(batched.filter((item) => item.kind === "notice")).toEqual([{ kind: "notice", tone: "warning", text: STREAMS_JOINED_NOTICE }]);
+    expect(batched[MAX_STREAM_ITEMS]).toMatchObject({ kind: "notice" });
+    // After the notice, one block whatever the stream, in pieces as any long text is.
+    const after = batched.slice(MAX_STREAM_ITEMS + 1);
+    const afterChars = after.reduce((sum, item) => sum + (item.kind === "stream" ? item.text.length : 0), 0);
+    expect(after.length).toBeLessThanOrEqual(Math.ceil(afterChars / STREAM_PIECE_CHARS) + 1);
+    expect(batched.slice(0, 2)).toEqual([
+      { kind: "stream", name: "stdout", text: "a0\n" },
+      { kind: "stream", name: "stderr", text: "b0\n" },
+    ]);
+    // Nothing lost, nothing out of order.
+    const text = streams.map((item) => (item.kind === "stream" ? item.text : "")).join("");
+    expect(text).toBe(Array.from({ length: n }, (_, i) => (line(i) as { text: string }).text).join(""));
   });
 
   it("records the answer to the pending input prompt", () => {

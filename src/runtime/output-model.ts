@@ -1,4 +1,4 @@
-import type { SentCuts, WorkerEvent } from "../../workers/python-api";
+import type { SentCuts, StreamName, WorkerEvent } from "../../workers/python-api";
 import type { KeptCuts, OutputItem, RanElsewhere, RunOutcome } from "../model/output";
 import { asFile } from "../storage/output-caps";
 import { grouped } from "./file-limits";
@@ -12,35 +12,93 @@ export type { OutputItem };
  */
 export const STREAM_PIECE_CHARS = 8 * 1024;
 
+/**
+ * Stream blocks one run keeps apart at most: text that switches between stdout and stderr more
+ * often than this goes on, in order, in the last block whatever its stream, after a notice.
+ * Each block is an element of the page, so a loop printing to both in turn would otherwise
+ * make the output ever slower to show and to save.
+ */
+export const MAX_STREAM_ITEMS = 2000;
+
+/** The notice shown, once, where a run's stdout and stderr stop being kept apart. */
+export const STREAMS_JOINED_NOTICE =
+  `Output switched between stdout and stderr more than ${MAX_STREAM_ITEMS} times; ` +
+  "from here on both are shown together, in the order they were written.";
+
 /** Add one worker event to a run's output (returns a new array). */
 export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): OutputItem[] {
-  switch (event.type) {
-    case "stream": {
-      const last = items[items.length - 1];
-      const joined = last?.kind === "stream" && last.name === event.name;
-      const pieces = streamPieces(joined ? last.text + event.text : event.text);
-      return [...(joined ? items.slice(0, -1) : items), ...pieces.map((text) => ({ kind: "stream" as const, name: event.name, text }))];
+  return applyEvents(items, [event]);
+}
+
+/**
+ * Add worker events to a run's output, in order. Returns a new array, copied once for all of
+ * them: a flood of small events costs what its text costs, not a copy of the output each.
+ */
+export function applyEvents(items: readonly OutputItem[], events: readonly WorkerEvent[]): OutputItem[] {
+  const next = [...items];
+  let streamItems = 0;
+  let joined = false;
+  for (const item of next) {
+    if (item.kind === "stream") streamItems++;
+    else if (item.kind === "notice" && item.text === STREAMS_JOINED_NOTICE) joined = true;
+  }
+  // The text of the last block, gathered before it is cut into pieces (once, not per event).
+  let open: { name: StreamName; text: string } | undefined;
+  const last = next[next.length - 1];
+  if (last?.kind === "stream") {
+    next.pop();
+    streamItems--;
+    open = { name: last.name, text: last.text };
+  }
+  const close = () => {
+    if (!open) return;
+    const { name } = open;
+    const pieces = streamPieces(open.text);
+    for (const text of pieces) next.push({ kind: "stream", name, text });
+    streamItems += pieces.length;
+    open = undefined;
+  };
+  for (const event of events) {
+    if (event.type === "stream") {
+      if (open && (open.name === event.name || joined)) {
+        open.text += event.text;
+        continue;
+      }
+      close();
+      if (!joined && streamItems >= MAX_STREAM_ITEMS) {
+        joined = true;
+        next.push({ kind: "notice", tone: "warning", text: STREAMS_JOINED_NOTICE });
+      }
+      open = { name: event.name, text: event.text };
+      continue;
     }
+    close();
+    const item = eventItem(event);
+    if (item) next.push(item);
+  }
+  close();
+  return next;
+}
+
+/** The item a worker event other than stream text adds, if any. */
+function eventItem(event: Exclude<WorkerEvent, { type: "stream" }>): OutputItem | undefined {
+  switch (event.type) {
     case "display":
-      return [...items, { kind: "display", data: event.data, ...(event.cut && { cut: keptCuts(event.cut) }) }];
+      return { kind: "display", data: event.data, ...(event.cut && { cut: keptCuts(event.cut) }) };
     case "input-request":
-      return [...items, { kind: "input", prompt: event.prompt }];
+      return { kind: "input", prompt: event.prompt };
     case "truncated":
-      return [
-        ...items,
-        {
-          kind: "notice",
-          tone: "warning",
-          text: `Output truncated: this run printed more than ${formatBytes(event.limitBytes)}; the rest is not shown.`,
-        },
-      ];
+      return {
+        kind: "notice",
+        tone: "warning",
+        text: `Output truncated: this run printed more than ${formatBytes(event.limitBytes)}; the rest is not shown.`,
+      };
     case "progress":
     case "done":
     case "fatal":
-      return [...items];
+      return undefined;
   }
 }
-
 /**
  * `text` in pieces of at most {@link STREAM_PIECE_CHARS}, each cut after a line break (a line
  * longer than that is a piece of its own); the last piece holds the rest. A flood's batch of

@@ -8,7 +8,9 @@ import type {
   RunResult,
   RuntimeInfo,
   SentCuts,
+  PostedEvent,
   SessionSnapshot,
+  StreamName,
   WorkerEvent,
   WorkerRunOutcome,
 } from "../../workers/python-api";
@@ -65,6 +67,8 @@ interface ActiveRun extends StoppedRun {
   receivedChars: number;
   /** Bytes of files received as bytes. */
   receivedBytes: number;
+  /** Pieces of stream text received (each of a `streams` event's runs), checked against the same cap as characters. */
+  receivedPieces: number;
   /** Characters of stdout and stderr passed on; past the run's limit the page cuts them itself. */
   streamChars: number;
   /** Whether the run was told its text output was cut. */
@@ -407,38 +411,56 @@ export class PythonSession {
     return { kept: [], lost };
   }
 
-  private onWorkerEvent(worker: WorkerHandle, event: WorkerEvent): void {
+  private onWorkerEvent(worker: WorkerHandle, event: PostedEvent): void {
     if (worker !== this.current) return;
     if (event.type === "progress" && this.state.kind === "running") {
       // Package loading is shown in the status line as well as to the run.
       this.setState({ ...this.state, message: event.message.slice(0, 160) });
     }
     const run = this.active;
-    if (run && (event.type === "stream" || event.type === "display")) {
-      // The worker caps a run's output itself; one that floods the page anyway is replaced.
-      run.receivedChars += event.type === "stream" ? event.text.length : bundleChars(event.data);
-      if (event.type === "display") run.receivedBytes += sentBytes(event.cut);
-      if (run.receivedChars > receivedCharsLimit(this.config.outputLimitBytes) || run.receivedBytes > RECEIVED_BYTES_LIMIT) {
+    if (run && (event.type === "streams" || event.type === "display")) {
+      // The worker caps a run's output itself; one that floods the page anyway is replaced. Each
+      // piece of stream text counts as well as its characters: a flood of tiny pieces costs too.
+      const limit = receivedCharsLimit(this.config.outputLimitBytes);
+      if (event.type === "streams") {
+        run.receivedPieces += Math.max(event.runs.length, 1);
+        for (const [, text] of event.runs) run.receivedChars += text.length;
+      } else {
+        run.receivedChars += bundleChars(event.data);
+        run.receivedBytes += sentBytes(event.cut);
+      }
+      if (run.receivedChars > limit || run.receivedPieces > limit || run.receivedBytes > RECEIVED_BYTES_LIMIT) {
         worker.terminate("Python sent far more output than the limit allows, so its worker was replaced.");
         return;
       }
     }
-    if (run && (event.type === "stream" || event.type === "truncated")) {
-      // Nor is the worker trusted to keep to the text limit: past it, text is cut here.
-      const limitBytes = this.config.outputLimitBytes;
-      const room = limitBytes - run.streamChars;
-      const text = event.type === "stream" ? event.text.slice(0, Math.max(room, 0)) : "";
-      run.streamChars += text.length;
-      if (text && event.type === "stream") run.handlers.onEvent?.({ ...event, text });
-      if ((event.type === "truncated" || text.length < (event as { text: string }).text.length) && !run.truncated) {
-        run.truncated = true;
-        run.handlers.onEvent?.({ type: "truncated", limitBytes });
-      }
+    if (run && event.type === "streams") {
+      for (const [name, text] of event.runs) this.passStream(run, name, text);
+      return;
+    }
+    if (run && event.type === "truncated") {
+      this.cutStreams(run);
       return;
     }
     if (event.type === "fatal") worker.terminate(event.message);
     else if (event.type === "done") this.active?.drained();
-    else this.active?.handlers.onEvent?.(event);
+    else if (event.type !== "streams") this.active?.handlers.onEvent?.(event);
+  }
+
+  /** Pass one piece of stream text on, within the run's text limit: the worker is not trusted to keep to it. */
+  private passStream(run: ActiveRun, name: StreamName, sent: string): void {
+    const room = this.config.outputLimitBytes - run.streamChars;
+    const text = sent.slice(0, Math.max(room, 0));
+    run.streamChars += text.length;
+    if (text) run.handlers.onEvent?.({ type: "stream", name, text });
+    if (text.length < sent.length) this.cutStreams(run);
+  }
+
+  /** Tell the run, once, that its text output was cut. */
+  private cutStreams(run: ActiveRun): void {
+    if (run.truncated) return;
+    run.truncated = true;
+    run.handlers.onEvent?.({ type: "truncated", limitBytes: this.config.outputLimitBytes });
   }
 
   private async execute(code: string, handlers: RunHandlers): Promise<RunResult> {
@@ -458,7 +480,7 @@ export class PythonSession {
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
-    const run: ActiveRun = { id: ++this.runs, handlers, drained, receivedChars: 0, receivedBytes: 0, streamChars: 0 };
+    const run: ActiveRun = { id: ++this.runs, handlers, drained, receivedChars: 0, receivedBytes: 0, receivedPieces: 0, streamChars: 0 };
     if (this.config.spare === "on-first-run") warmSpare(this.config);
     this.active = run;
     this.setState({ kind: "running", info });

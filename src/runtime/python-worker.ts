@@ -6,7 +6,7 @@ import type {
   HostLaunch,
   PythonWorkerApi,
   RuntimeInfo,
-  WorkerEvent,
+  PostedEvent,
   WorkerInit,
 } from "../../workers/python-api";
 import { serveFetches } from "./worker-fetches";
@@ -22,7 +22,7 @@ import {
   isImportReport,
   isRestoreReport,
   isRuntimeInfo,
-  isWorkerEvent,
+  isPostedEvent,
   isWorkerRunOutcome,
 } from "./worker-guards";
 
@@ -172,7 +172,7 @@ export class WorkerHandle {
   readonly ready: Promise<RuntimeInfo>;
   readonly gone: Promise<never>;
   /** Where this worker's events go; set by the session that owns it. */
-  onEvent: (event: WorkerEvent) => void = () => undefined;
+  onEvent: (event: PostedEvent) => void = () => undefined;
   private readonly host: HostFrame;
   private readonly control: MessagePort;
   /** Its events and its requests for files, closed when it ends (their handlers hold this handle). */
@@ -205,7 +205,7 @@ export class WorkerHandle {
     this.fetches = fetches.port1;
 
     events.port1.onmessage = (message: MessageEvent<unknown>) => {
-      if (isWorkerEvent(message.data)) this.onEvent(message.data);
+      if (isPostedEvent(message.data)) this.onEvent(message.data);
       else dropped("event", message.data);
     };
     // The frame compiles Pyodide's WebAssembly while its worker starts, as soon as the page has it.

@@ -1,7 +1,7 @@
 import type { WorkerEvent } from "../../workers/python-api";
 import type { OutputItem, RunOutcome } from "../model/output";
 import { RunLimits } from "../../workers/output-limits";
-import { answerInput, applyEvent, applyResult } from "./output-model";
+import { answerInput, applyEvents, applyResult } from "./output-model";
 import { capBundle } from "../storage/output-caps";
 
 /** What a view shows of its runs. */
@@ -61,6 +61,7 @@ export class RunOwner {
 
   /** Replace what is shown (saved outputs, a cleared view). */
   show(outputs: OutputItem[]): void {
+    this.unshown = [];
     this.update({ outputs });
   }
 
@@ -85,13 +86,16 @@ export class RunOwner {
         if ((event.type === "display" || event.type === "input-request") && ++shown[event.type] > MAX_RUN_OUTPUTS) {
           if (!droppedOutputs++) {
             const text = `Output truncated: this run showed more than ${MAX_RUN_OUTPUTS} outputs; the rest is not shown.`;
+            this.showUnshown();
             this.update({ outputs: [...this.view.outputs, { kind: "notice", tone: "warning", text }] }, true);
           }
           return;
         }
         events.push(event);
-        // The view's outputs, not a copy: an answer to input() given meanwhile stays.
-        this.update({ outputs: applyEvent(this.view.outputs, event) }, event.type !== "input-request");
+        // Added to the outputs when the views are next told, all together: a flood of small
+        // events copies the outputs once per notification, not once per event.
+        this.unshown.push(event);
+        this.update({}, event.type !== "input-request");
       });
     } catch (error) {
       // Never a run that ends showing nothing: the person (or the model, or the widget's host) is told.
@@ -106,6 +110,7 @@ export class RunOwner {
     }
     this.controller = undefined;
     this.running = undefined;
+    this.showUnshown();
     const outputs = applyResult(this.view.outputs, outcome);
     this.update({ outputs, running: false, finishedRuns: this.view.finishedRuns + 1 });
     done();
@@ -121,14 +126,25 @@ export class RunOwner {
 
   /** Record the person's answer to the pending `input()` prompt. */
   answered(text: string): void {
+    this.showUnshown();
     this.update({ outputs: answerInput(this.view.outputs, text) });
   }
 
   private notifyTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Events of the current run not yet added to its outputs. */
+  private unshown: WorkerEvent[] = [];
+
+  /** Add the events received since the views were last told to the outputs (the view's outputs, so an answer to input() given meanwhile stays). */
+  private showUnshown(): void {
+    if (!this.unshown.length) return;
+    const events = this.unshown;
+    this.unshown = [];
+    this.view = { ...this.view, outputs: applyEvents(this.view.outputs, events) };
+  }
 
   /** Change what is shown; `soon`: tell the views within {@link NOTIFY_INTERVAL_MS}, with whatever else comes meanwhile. */
   private update(change: Partial<RunView>, soon = false): void {
-    this.view = { ...this.view, ...change };
+    if (Object.keys(change).length) this.view = { ...this.view, ...change };
     if (soon) {
       this.notifyTimer ??= setTimeout(() => this.notify(), NOTIFY_INTERVAL_MS);
       return;
@@ -137,6 +153,7 @@ export class RunOwner {
   }
 
   private notify(): void {
+    this.showUnshown();
     clearTimeout(this.notifyTimer);
     this.notifyTimer = undefined;
     for (const listener of this.listeners) listener();

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { isFetchRequest, isFileList, isHostFiles, isHostReport, isWorkerEvent, isWorkerRunOutcome, isRuntimeInfo } from "./worker-guards";
+import { isFetchRequest, isFileList, isHostFiles, isHostReport, isPostedEvent, isWorkerRunOutcome, isRuntimeInfo } from "./worker-guards";
 
 describe("checks on what the worker sends", () => {
   it("accepts every event of the contract", () => {
     for (const event of [
-      { type: "stream", name: "stdout", text: "hi" },
-      { type: "stream", name: "stderr", text: "" },
+      { type: "streams", runs: [["stdout", "hi"], ["stderr", ""], ["stdout", "a\n"]] },
+      { type: "streams", runs: [] },
       { type: "display", data: { "text/plain": "1", "image/png": "iVBOR" } },
       { type: "progress", message: "Loading numpy…" },
       { type: "input-request", prompt: "name? " },
@@ -13,7 +13,7 @@ describe("checks on what the worker sends", () => {
       { type: "fatal", message: "out of memory" },
       { type: "done" },
     ]) {
-      expect(isWorkerEvent(event), JSON.stringify(event)).toBe(true);
+      expect(isPostedEvent(event), JSON.stringify(event)).toBe(true);
     }
   });
 
@@ -22,9 +22,13 @@ describe("checks on what the worker sends", () => {
       null,
       "done",
       [],
-      { type: "stream", name: "evil", text: "x" },
-      { type: "stream", name: "stdout", text: 42 },
-      { type: "stream", name: "stdout", text: "x", extra: true },
+      { type: "stream", name: "stdout", text: "x" },
+      { type: "streams", runs: [["evil", "x"]] },
+      { type: "streams", runs: [["stdout", 42]] },
+      { type: "streams", runs: [["stdout", "x", "y"]] },
+      { type: "streams", runs: [{ 0: "stdout", 1: "x" }] },
+      { type: "streams", runs: "stdout" },
+      { type: "streams", runs: [["stdout", "x"]], extra: true },
       { type: "display", data: { "text/html": { toString: "x" } } },
       { type: "display", data: [] },
       { type: "progress" },
@@ -33,7 +37,7 @@ describe("checks on what the worker sends", () => {
       { id: "1", type: "APPLY", path: [], argumentList: [] },
       { type: "done", then: "x" },
     ]) {
-      expect(isWorkerEvent(event), JSON.stringify(event)).toBe(false);
+      expect(isPostedEvent(event), JSON.stringify(event)).toBe(false);
     }
   });
 

@@ -17,13 +17,14 @@ import type {
   HostStart,
   ImportReport,
   MimeBundle,
+  PostedEvent,
   PythonError,
   RestoreReport,
   RunResult,
   RuntimeInfo,
   SentCuts,
   StateCapture,
-  WorkerEvent,
+  StreamRun,
   WorkerRunOutcome,
 } from "../../workers/python-api";
 
@@ -123,12 +124,15 @@ export const isFileInfo = (value: unknown): value is FileInfo =>
 export const isFileList: Guard<FileInfo[]> = arrayOf(isFileInfo);
 export const isFileBytesList: Guard<FileBytes[]> = arrayOf((value): value is FileBytes => hasShape(value, { path: isString, data: isBytes }));
 
+const isStreamRun = (value: unknown): value is StreamRun =>
+  Array.isArray(value) && value.length === 2 && (value[0] === "stdout" || value[0] === "stderr") && isString(value[1]);
+
 /** The events of a run; anything else is dropped. */
-export function isWorkerEvent(value: unknown): value is WorkerEvent {
+export function isPostedEvent(value: unknown): value is PostedEvent {
   if (!isObject(value)) return false;
   switch (value.type) {
-    case "stream":
-      return hasShape(value, { type: isString, name: (name) => name === "stdout" || name === "stderr", text: isString });
+    case "streams":
+      return hasShape(value, { type: isString, runs: arrayOf(isStreamRun) });
     case "display":
       return hasShape(value, { type: isString, data: isMimeBundle }, { cut: isSentCuts });
     case "progress":
