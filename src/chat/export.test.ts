@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toMarkdown, toNotebook } from "./export";
+import { fenced, toMarkdown, toNotebook } from "./export";
 import type { ChatMessage, Conversation } from "../model/conversation";
 import type { MimeBundle } from "../../workers/python-api";
 
@@ -70,6 +70,14 @@ describe("export", () => {
     const markdown = toMarkdown(conversation, messages, asIs);
     expect(markdown).toContain("````python\n" + code + "\n````");
     expect(markdown).toContain("````\n```\n# not a heading\n");
+  });
+
+  it("text with hundreds of thousands of backtick runs is fenced, not a stack overflow", () => {
+    const text = "`a".repeat(300_000) + "````";
+    expect(() => Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length))).toThrow(RangeError);
+    const block = fenced(text);
+    expect(block.startsWith("`````\n")).toBe(true);
+    expect(block.endsWith("\n`````")).toBe(true);
   });
 
   it("every text and every output bundle goes through the cleaner, in both exports", () => {

@@ -131,7 +131,9 @@ export function download(fileName: string, text: string, type: string): void {
 
 /** `text` as a Markdown code block whose fence is longer than any run of backticks in it, so it cannot be closed early. */
 export function fenced(text: string, language = ""): string {
-  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  // (A loop: spreading every run into Math.max overflows the stack on text with 100 000s of them.)
+  let longest = 0;
+  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
   const fence = "`".repeat(Math.max(3, longest + 1));
   return `${fence}${language}\n${text}\n${fence}`;
 }
