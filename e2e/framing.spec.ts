@@ -13,11 +13,11 @@ import { expect, test } from "./support/test";
 const attacker = createServer((req, res) => {
   const paths = new URL(req.url ?? "/", "http://localhost").searchParams.getAll("path");
   const frames = paths
-    .map((path, i) => `<iframe id="frame-${i}" src="${KILN_ORIGIN}${path}" style="width:600px;height:300px"></iframe>`)
+    .map((path, i) => `<iframe id="frame-${i}" src="${KILN_ORIGIN}${path}" onload="loaded++" style="width:600px;height:300px"></iframe>`)
     .join("\n");
-  const notes = `<script>window.loaded = 0; for (const frame of document.querySelectorAll("iframe")) frame.onload = () => window.loaded++;</script>`;
+  // Each frame's handler is there from the start: a frame refused at once is counted too.
   res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-  res.end(`<!doctype html><title>Win a prize</title><button>Click to win</button>${frames}${notes}`);
+  res.end(`<!doctype html><title>Win a prize</title><script>window.loaded = 0;</script><button>Click to win</button>${frames}`);
 });
 let attackerOrigin = "";
 test.beforeAll(async () => {
