@@ -1,4 +1,5 @@
 import * as Comlink from "comlink";
+import { capError, capPrompt } from "./text-limits";
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
@@ -221,7 +222,12 @@ export class PythonRuntime implements PythonWorkerApi {
       this.batcher.flush();
       const truncatedBytes = this.batcher.droppedBytes;
       return {
-        result: { ...result, ...(truncatedBytes ? { truncatedBytes } : {}), durationMs: performance.now() - started },
+        result: {
+          ...result,
+          ...(result.error ? { error: capError(result.error) } : {}),
+          ...(truncatedBytes ? { truncatedBytes } : {}),
+          durationMs: performance.now() - started,
+        },
         ...(capture ? { capture } : {}),
       };
     };
@@ -405,7 +411,7 @@ export class PythonRuntime implements PythonWorkerApi {
     if (!this.allowInput || !interrupt || !stdinBuffer) return undefined;
     this.batcher.flush();
     expectStdin(stdinBuffer);
-    this.post({ type: "input-request", prompt });
+    this.post({ type: "input-request", prompt: capPrompt(prompt) });
     return waitingForStop(interrupt, () => {
       const answer = waitForStdin(stdinBuffer, () => Atomics.load(interrupt, 0) !== 0);
       if (answer === null && Atomics.load(interrupt, 0) !== 0) this.pyodide.checkInterrupt();

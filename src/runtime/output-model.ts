@@ -1,3 +1,4 @@
+import { capPrompt } from "../../workers/text-limits";
 import type { SentCuts, StreamName, WorkerEvent } from "../../workers/python-api";
 import type { KeptCuts, OutputItem, RanElsewhere, RunOutcome } from "../model/output";
 import { asFile } from "../storage/output-caps";
@@ -86,7 +87,7 @@ function eventItem(event: Exclude<WorkerEvent, { type: "stream" }>): OutputItem 
     case "display":
       return { kind: "display", data: event.data, ...(event.cut && { cut: keptCuts(event.cut) }) };
     case "input-request":
-      return { kind: "input", prompt: event.prompt };
+      return { kind: "input", prompt: capPrompt(event.prompt) };
     case "truncated":
       return {
         kind: "notice",

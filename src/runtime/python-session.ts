@@ -1,3 +1,4 @@
+import { capError } from "../../workers/text-limits";
 import type {
   FileBytes,
   FileData,
@@ -504,7 +505,9 @@ export class PythonSession {
         ]).then(([outcome]) => outcome),
         worker.gone,
       ]);
-      const { result, capture } = outcome;
+      const { capture } = outcome;
+      // The error's text is Python's: cut here whatever the worker did.
+      const result = outcome.result.error ? { ...outcome.result, error: capError(outcome.result.error) } : outcome.result;
       const before = this.snapshot.notKept ?? 0;
       if (capture) this.snapshot = merged(this.snapshot, capture);
       const notKept = (this.snapshot.notKept ?? 0) - before;

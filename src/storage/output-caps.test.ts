@@ -62,3 +62,21 @@ describe("capStoredOutputs", () => {
     expect((capStoredOutputs(items)[0] as { cut: Record<string, { file: Blob }> }).cut["text/html"].file).toBe(file);
   });
 });
+
+describe("capStoredOutputs on errors, prompts and notices", () => {
+  it("cuts what an earlier version saved whole, and makes malformed ones harmless", () => {
+    const huge = "x\n".repeat(3_000_000);
+    const stored = [
+      { kind: "error", error: { ename: "ValueError", evalue: huge, traceback: huge } },
+      { kind: "input", prompt: huge, answer: "Ada" },
+      { kind: "notice", tone: "warning", text: `Python crashed: ${huge}` },
+      { kind: "error", error: "not an error" },
+    ] as unknown as OutputItem[];
+    const capped = capStoredOutputs(stored);
+    // 6,000,000 characters each went in; a few tens of thousands come out (JSON doubles each line break).
+    expect(JSON.stringify(capped).length).toBeLessThan(100_000);
+    expect(capped[0]).toMatchObject({ kind: "error", error: { ename: "ValueError" } });
+    expect(capped[1]).toMatchObject({ kind: "input", answer: "Ada" });
+    expect(capped[3]).toEqual({ kind: "error", error: { ename: "", evalue: "", traceback: "" } });
+  });
+});

@@ -1,6 +1,7 @@
 import type { MimeBundle, SentCuts } from "../../workers/python-api";
-import { BINARY_TYPES, RunLimits } from "../../workers/output-limits";
+import { BINARY_TYPES, DISPLAY_TEXT_CHARS, RunLimits } from "../../workers/output-limits";
 import type { KeptCuts, OutputItem } from "../model/output";
+import { capError, capPrompt, keepStart, NOTICE_CHARS } from "../../workers/text-limits";
 
 /** The type of every file of a cut value: one the browser never renders (opened, HTML would run as the app). */
 const FILE_TYPE = "application/octet-stream";
@@ -49,10 +50,28 @@ function storedCuts(value: unknown): SentCuts | undefined {
 export function capStoredOutputs(items: readonly OutputItem[]): OutputItem[] {
   const limits = new RunLimits();
   return items.map((item) => {
-    if (item.kind !== "display" && item.kind !== "value") return item;
+    if (item.kind !== "display" && item.kind !== "value") return cappedText(item);
     const bundle: MimeBundle = {};
     for (const [mime, text] of Object.entries(isRecord(item.data) ? item.data : {})) if (typeof text === "string") bundle[mime] = text;
     const { data, cut } = capBundle(limits, bundle, storedCuts(item.cut));
     return { kind: item.kind, data, ...(cut && { cut }) };
   });
+}
+
+const text = (value: unknown): string => (typeof value === "string" ? value : "");
+
+/** A saved error, prompt or notice within the limits (Python chose the first two, and a notice may quote an error). */
+function cappedText(item: OutputItem): OutputItem {
+  switch (item.kind) {
+    case "error": {
+      const error: Record<string, unknown> = isRecord(item.error) ? item.error : {};
+      return { kind: "error", error: capError({ ename: text(error.ename), evalue: text(error.evalue), traceback: text(error.traceback) }) };
+    }
+    case "input":
+      return { kind: "input", prompt: capPrompt(text(item.prompt)), ...(typeof item.answer === "string" && { answer: keepStart(item.answer, DISPLAY_TEXT_CHARS) }) };
+    case "notice":
+      return { ...item, text: keepStart(text(item.text), NOTICE_CHARS) };
+    default:
+      return item;
+  }
 }
