@@ -122,7 +122,7 @@ export function cutSummary(mime: string, chars: number, kept: number, file: bool
   if (mime === DROPPED_KEY) return droppedSummary(chars);
   const named = mimeType(mime);
   const what = `${KIND_NAMES[mime] ?? named ?? "unnamed"} output`;
-  const size = `${groupDigits(chars)} characters`;
+  const size = `${groupDigits(chars)} character${chars === 1 ? "" : "s"}`;
   const shown = kept ? `only its first ${groupDigits(kept)} are kept with the output` : "none of it is kept with the output";
   const whole = file ? "the whole value is kept as a file to download" : `it was not kept: the run had already kept ${RUN_FILE_CHARS / 1024 / 1024} MiB of such files`;
   return `This ${what} is ${size}, over the limit: ${shown}, and ${whole}.`;
