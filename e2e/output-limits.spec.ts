@@ -56,6 +56,44 @@ test("the Playground keeps a flood of displays within limits, and opens quickly 
   await expect(output(page)).toContainText("42");
 });
 
+/** Bundles whose keys are not MIME types, and bundles of many tiny entries after the run's budget is used up. */
+const KEYS = `key = "k" * 5_000_000
+display({key: "a" * 100_001}, raw=True)
+many = {f"c{i}": "b" for i in range(20_000)}
+display(many, raw=True)
+for _ in range(6):
+    display({f"text/t{i}": "a" * 100_000 for i in range(32)}, raw=True)
+display({f"text/c{i}": "b" for i in range(20_000)}, raw=True)
+print("key", len(key), "entries", len(many))`;
+
+test("the Playground keeps displays with huge or countless keys to a few bounded notices, and opens quickly with them saved", async ({ page }) => {
+  test.setTimeout(240_000);
+  await watchLongTasks(page);
+  await openPlayground(page);
+  await run(page, KEYS);
+  await expect(output(page)).toContainText("key 5000000 entries 20000");
+  const expectBounded = async () => {
+    const notes = output(page).getByRole("note");
+    await expect(notes.filter({ hasText: "1 representation of this output was dropped: an output keeps at most 32" })).toHaveCount(1);
+    await expect(notes.filter({ hasText: "20,000 representations of this output were dropped" })).toHaveCount(1);
+    // The display of 20,000 tiny text types after the budget: one notice, of 32 cut types, and the rest counted.
+    const tiny = notes.filter({ hasText: "19,968 representations of this output were dropped" });
+    await expect(tiny).toContainText("This text/c31 output is 1 character, over the limit");
+    await expect(tiny.getByRole("button", { name: /^Download output\.txt/ })).toHaveCount(32);
+    expect(await notes.count()).toBeLessThanOrEqual(8);
+    const text = await output(page).evaluate((el) => el.textContent ?? "");
+    expect(text).not.toContain("kkkkkkkkkk");
+    expect(text.length).toBeLessThan(20_000_000);
+  };
+  await expectBounded();
+
+  await page.reload();
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(output(page)).toContainText("key 5000000 entries 20000");
+  await expectBounded();
+  await expectResponsive(page);
+});
+
 test("in chat, a flood of displays is cut, the model is told in words, and the conversation reopens quickly", async ({ page }) => {
   test.setTimeout(240_000);
   const key = uniqueKey("flood");

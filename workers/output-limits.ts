@@ -16,6 +16,33 @@ export const RUN_DISPLAY_CHARS = 16 * 1024 * 1024;
 /** The files a run keeps of values past the limits, together; a value past this is not kept. */
 export const RUN_FILE_CHARS = 128 * 1024 * 1024;
 
+/** A bundle keeps at most this many representations; the rest are dropped, counted in one notice. */
+export const BUNDLE_ENTRIES = 32;
+/** A MIME type longer than this is not one: its representation is dropped. */
+export const MIME_TYPE_CHARS = 100;
+/** What each representation costs the run's budget beside its key and text. */
+export const ENTRY_OVERHEAD_CHARS = 64;
+/**
+ * The key of a bundle's cuts under which it counts the representations it dropped (their keys
+ * are not MIME types, or they came past {@link BUNDLE_ENTRIES}); its `chars` is their number.
+ */
+export const DROPPED_KEY = "*/*";
+
+const MIME_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
+
+/**
+ * A bundle key as a MIME type: parameters dropped, trimmed and lower-cased (as exports clean
+ * them); undefined when it is not `type/subtype` of at most {@link MIME_TYPE_CHARS} characters.
+ */
+export function mimeType(key: string): string | undefined {
+  if (key.length > MIME_TYPE_CHARS * 2) return undefined;
+  const mime = key.split(";")[0].trim().toLowerCase();
+  return mime.length <= MIME_TYPE_CHARS && MIME_TYPE.test(mime) ? mime : undefined;
+}
+
+/** What one representation costs the run's budget: its key, its text and {@link ENTRY_OVERHEAD_CHARS}. */
+export const entryChars = (key: string, text: string): number => key.length + text.length + ENTRY_OVERHEAD_CHARS;
+
 /** Representations whose text is base64 of binary data: cut, they are useless, so none of them stays. */
 export const BINARY_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg"]);
 
@@ -32,10 +59,14 @@ export interface Cut<File> {
 /** The cut representations of a bundle, by MIME type. */
 export type Cuts<File> = Record<string, Cut<File>>;
 
-/** A bundle within the limits, and what was cut from it; `whole` holds the full text of each cut value that is to be kept. */
+/**
+ * A bundle within the limits, and what was cut from it; `whole` holds the full text of each cut
+ * value that is to be kept; `dropped` counts the representations dropped whole.
+ */
 export interface Capped {
   data: MimeBundle;
   cut: Record<string, { chars: number; whole?: string }>;
+  dropped: number;
 }
 
 /**
@@ -56,7 +87,17 @@ export class RunLimits {
   cap(bundle: MimeBundle): Capped {
     const data: MimeBundle = {};
     const cut: Capped["cut"] = {};
-    for (const [mime, text] of Object.entries(bundle)) {
+    let dropped = 0;
+    let entries = 0;
+    for (const [key, text] of Object.entries(bundle)) {
+      const mime = mimeType(key);
+      if (mime === undefined || Object.hasOwn(data, mime) || Object.hasOwn(cut, mime) || entries >= BUNDLE_ENTRIES) {
+        dropped += 1;
+        continue;
+      }
+      entries += 1;
+      // The key and the entry itself are paid for first: a flood of tiny entries uses up the budget too.
+      this.shown = Math.min(RUN_DISPLAY_CHARS, this.shown + entryChars(mime, ""));
       const binary = BINARY_TYPES.has(mime);
       const limit = Math.min(binary ? DISPLAY_IMAGE_CHARS : DISPLAY_TEXT_CHARS, RUN_DISPLAY_CHARS - this.shown);
       if (text.length <= limit) {
@@ -72,17 +113,25 @@ export class RunLimits {
       }
       cut[mime] = { chars: text.length, ...(this.takeFile(text.length) ? { whole: text } : {}) };
     }
-    return { data, cut };
+    return { data, cut, dropped };
   }
 }
 
 /** What the first `chars` characters of a cut value hold, in words, for the person and the model. */
 export function cutSummary(mime: string, chars: number, kept: number, file: boolean): string {
-  const what = `${KIND_NAMES[mime] ?? mime} output`;
-  const size = `${groupDigits(chars)} characters`;
+  if (mime === DROPPED_KEY) return droppedSummary(chars);
+  const named = mimeType(mime);
+  const what = `${KIND_NAMES[mime] ?? named ?? "unnamed"} output`;
+  const size = `${groupDigits(chars)} character${chars === 1 ? "" : "s"}`;
   const shown = kept ? `only its first ${groupDigits(kept)} are kept with the output` : "none of it is kept with the output";
   const whole = file ? "the whole value is kept as a file to download" : `it was not kept: the run had already kept ${RUN_FILE_CHARS / 1024 / 1024} MiB of such files`;
   return `This ${what} is ${size}, over the limit: ${shown}, and ${whole}.`;
+}
+
+/** The notice for representations a bundle dropped whole. */
+export function droppedSummary(count: number): string {
+  const what = count === 1 ? "1 representation of this output was" : `${groupDigits(count)} representations of this output were`;
+  return `${what} dropped: an output keeps at most ${BUNDLE_ENTRIES}, each named by a MIME type (such as text/plain) of at most ${MIME_TYPE_CHARS} characters.`;
 }
 
 /** 12000000 as "12,000,000" (without `Intl`, whose first use loads locale data on the page's thread). */

@@ -3,7 +3,7 @@ import { capError, capPrompt } from "./text-limits";
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
-import { BINARY_TYPES, RunLimits } from "./output-limits";
+import { BINARY_TYPES, DROPPED_KEY, RunLimits } from "./output-limits";
 import type {
   FileBytes,
   FileData,
@@ -343,10 +343,10 @@ export class PythonRuntime implements PythonWorkerApi {
 
   /** A bundle within the run's output limits, with each value cut from it kept whole as a file (see output-limits.ts). */
   private capped(bundle: MimeBundle): { data: MimeBundle; cut?: SentCuts } {
-    const { data, cut } = this.limits.cap(bundle);
+    const { data, cut, dropped } = this.limits.cap(bundle);
     const entries = Object.entries(cut);
-    if (!entries.length) return { data };
-    const files: SentCuts = {};
+    if (!entries.length && !dropped) return { data };
+    const files: SentCuts = dropped ? { [DROPPED_KEY]: { chars: dropped } } : {};
     for (const [mime, { chars, whole }] of entries) {
       if (whole === undefined) {
         files[mime] = { chars };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toolResult, TOOL_RESULT_TEXT_LIMIT } from "./python-tool";
+import { CUTS_TOLD_CHARS, toolResult, TOOL_RESULT_TEXT_LIMIT } from "./python-tool";
 
 describe("toolResult", () => {
   it("tells the model in words what was cut from displays and the value, also when the text itself is cut", () => {
@@ -19,5 +19,16 @@ describe("toolResult", () => {
     );
     expect(text).toContain("[display: This PNG output is 9,000,000 characters, over the limit: none of it is kept with the output, and it was not kept");
     expect(text).toContain("[result: This text output is 60,000,000 characters, over the limit: only its first 100,000 are kept");
+  });
+
+  it("bounds what it tells of cuts, however many there are and however their types are named", () => {
+    const key = "k".repeat(3_000_000);
+    const cuts = Object.fromEntries(Array.from({ length: 32 }, (_, i) => [i ? `text/c${i}` : key, { chars: 100_001 }]));
+    const result = toolResult("call", { outcome: { status: "ok", durationMs: 5 }, events: Array.from({ length: 1000 }, () => ({ type: "display" as const, data: {}, cut: cuts })) });
+    const text = result.content[0].type === "text" ? result.content[0].text : "";
+    expect(text).toContain("This unnamed output is 100,001 characters");
+    expect(text).toContain("more outputs were cut to the limits as well.]");
+    expect(text).not.toContain("kkkkkkkkkk");
+    expect(text.length).toBeLessThan(TOOL_RESULT_TEXT_LIMIT + CUTS_TOLD_CHARS + 200);
   });
 });

@@ -1,5 +1,5 @@
 import type { SentCuts, WorkerEvent } from "../../workers/python-api";
-import { cutSummary } from "../../workers/output-limits";
+import { BUNDLE_ENTRIES, cutSummary, mimeType } from "../../workers/output-limits";
 import { WORKING_DIRECTORY } from "../../workers/file-paths";
 import type { ImageBlock, TextBlock, ToolResultBlock } from "../model/conversation";
 import type { RunOutcome } from "../model/output";
@@ -12,6 +12,8 @@ export const PYTHON_TOOL_NAME = "python";
 export const TOOL_RESULT_TEXT_LIMIT = 20_000;
 /** Outputs cut to the output limits that a tool result names one by one; the rest are counted. */
 const MAX_CUTS_TOLD = 10;
+/** The characters those lines take together, at most (beside the line counting the rest). */
+export const CUTS_TOLD_CHARS = 2_000;
 
 /** The `python` tool; `sandbox` names where code the browser cannot run goes, if anywhere. */
 export function pythonTool(pythonVersion: string, network: boolean, sandbox?: { label: string; stateless?: boolean }): ToolSpec {
@@ -68,7 +70,7 @@ export function toolResult(callId: string, run: { outcome: RunOutcome; events: r
       images.push({ type: "image", mediaType: image, data: data[image] });
       parts.push(`[${label}: image ${images.length} attached]`);
     } else {
-      parts.push(`${label}: ${data["text/markdown"] ?? data["text/plain"] ?? (Object.keys(data).join(", ") || Object.keys(cut).join(", "))}`);
+      parts.push(`${label}: ${data["text/markdown"] ?? data["text/plain"] ?? (typeNames(data) || typeNames(cut))}`);
     }
     for (const [mime, { chars, file }] of Object.entries(cut)) {
       const source = mime === "text/html" || mime === "image/svg+xml" ? " The person sees it as source text, not rendered." : "";
@@ -109,12 +111,27 @@ export function toolResult(callId: string, run: { outcome: RunOutcome; events: r
     text = `${text.slice(0, TOOL_RESULT_TEXT_LIMIT)}\n[output cut: ${text.length - TOOL_RESULT_TEXT_LIMIT} more characters not shown]`;
   }
   if (cuts.length) {
-    const told = cuts.slice(0, MAX_CUTS_TOLD);
+    // Told after the cut text, so bounded on their own: by number and by length.
+    const told: string[] = [];
+    let length = 0;
+    for (const cut of cuts.slice(0, MAX_CUTS_TOLD)) {
+      if (length + cut.length > CUTS_TOLD_CHARS) break;
+      told.push(cut);
+      length += cut.length + 1;
+    }
     if (cuts.length > told.length) told.push(`[${cuts.length - told.length} more outputs were cut to the limits as well.]`);
     text += `\n${told.join("\n")}`;
   }
   const content: (TextBlock | ImageBlock)[] = [{ type: "text", text }, ...images];
   return { type: "tool_result", callId, content, ...(outcome.status === "ok" ? {} : { isError: true }) };
+}
+
+/** A bundle's MIME types, named only when well formed, at most as many as a bundle keeps. */
+function typeNames(bundle: object): string {
+  return Object.keys(bundle)
+    .filter((key) => mimeType(key) === key)
+    .slice(0, BUNDLE_ENTRIES)
+    .join(", ");
 }
 
 /** Whether base64 `data` is a real PNG or JPEG the API accepts (at most 5 MB). */

@@ -102,12 +102,18 @@ function OutputBlock({ item, onAnswer }: { item: Exclude<OutputItem, { kind: "st
 
 /** What was cut from an output, each with a link to download the whole value when it was kept. */
 function CutNotices({ cut, data }: { cut: KeptCuts; data: MimeBundle }) {
-  return Object.entries(cut).map(([mime, { chars, file, base64 }]) => (
-    <p key={mime} className="notice notice-warning" role="note">
-      {cutSummary(mime, chars, data[mime]?.length ?? 0, file !== undefined)}
-      {file && <DownloadButton file={file} name={cutFileName(mime, base64)} />}
+  // One notice per output; what it lists is bounded as a bundle is (see output-limits.ts).
+  return (
+    <p className="notice notice-warning" role="note">
+      {Object.entries(cut).map(([mime, { chars, file, base64 }], index) => (
+        <span key={mime}>
+          {index > 0 && " "}
+          {cutSummary(mime, chars, data[mime]?.length ?? 0, file !== undefined)}
+          {file && <DownloadButton file={file} name={cutFileName(mime, base64)} />}
+        </span>
+      ))}
     </p>
-  ));
+  );
 }
 
 /** Saves `file` as `name` through the browser's download. */

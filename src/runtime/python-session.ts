@@ -15,7 +15,7 @@ import type {
   WorkerEvent,
   WorkerRunOutcome,
 } from "../../workers/python-api";
-import { RUN_DISPLAY_CHARS, RUN_FILE_CHARS } from "../../workers/output-limits";
+import { RUN_DISPLAY_CHARS, RUN_FILE_CHARS, entryChars } from "../../workers/output-limits";
 import type { WorkerHandle } from "./python-worker";
 import type { SessionConfig } from "./session-config";
 import { takeWorker, warmSpare, warmSpareLater } from "./spares";
@@ -551,10 +551,10 @@ export class PythonSession {
   }
 }
 
-/** The characters of a bundle's text. */
+/** The characters of a bundle: its keys and text, and each entry's overhead. */
 function bundleChars(data: MimeBundle): number {
   let chars = 0;
-  for (const text of Object.values(data)) chars += text.length;
+  for (const [key, text] of Object.entries(data)) chars += entryChars(key, text);
   return chars;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DISPLAY_TEXT_CHARS, RUN_FILE_CHARS, RunLimits } from "../../workers/output-limits";
+import { BUNDLE_ENTRIES, DISPLAY_TEXT_CHARS, DROPPED_KEY, RUN_FILE_CHARS, RunLimits } from "../../workers/output-limits";
 import type { OutputItem } from "../model/output";
 import { capBundle, capStoredOutputs } from "./output-caps";
 
@@ -60,6 +60,23 @@ describe("capStoredOutputs", () => {
     const items: OutputItem[] = [{ kind: "display", data: { "text/html": "<p>" }, cut: { "text/html": { chars: 200_000, file } } }];
     expect(capStoredOutputs(items)).toEqual(items);
     expect((capStoredOutputs(items)[0] as { cut: Record<string, { file: Blob }> }).cut["text/html"].file).toBe(file);
+  });
+
+  it("bounds saved output with a huge key and many entries: MIME types only, at most a bundle's entries, dropped ones counted once", () => {
+    const huge = "k".repeat(5_000_000);
+    const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`c${i}`, "b"]));
+    const cuts = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`text/c${i}`, { chars: 1 }]));
+    const items: OutputItem[] = [
+      { kind: "display", data: { [huge]: "a".repeat(DISPLAY_TEXT_CHARS + 1) } },
+      { kind: "display", data: many, cut: cuts },
+    ];
+    expect(Object.keys(items[1].kind === "display" ? items[1].data : {})).toHaveLength(20_000);
+    const [first, second] = capStoredOutputs(items) as { data: Record<string, string>; cut?: Record<string, { chars: number }> }[];
+    expect(first).toEqual({ kind: "display", data: {}, cut: { [DROPPED_KEY]: { chars: 1 } } });
+    expect(second.data).toEqual({});
+    expect(Object.keys(second.cut ?? {})).toHaveLength(BUNDLE_ENTRIES + 1);
+    expect(second.cut?.[DROPPED_KEY]).toEqual({ chars: 20_000 + 20_000 - BUNDLE_ENTRIES });
+    expect(JSON.stringify(second).length).toBeLessThan(5_000);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { MimeBundle, SentCuts } from "../../workers/python-api";
-import { BINARY_TYPES, DISPLAY_TEXT_CHARS, RunLimits } from "../../workers/output-limits";
+import { BINARY_TYPES, BUNDLE_ENTRIES, DISPLAY_TEXT_CHARS, DROPPED_KEY, RunLimits, mimeType } from "../../workers/output-limits";
 import type { KeptCuts, OutputItem } from "../model/output";
 import { capError, capPrompt, keepStart, NOTICE_CHARS } from "../../workers/text-limits";
 
@@ -16,9 +16,20 @@ export const asFile = (file: Blob | Uint8Array): Blob =>
  * cuts itself.
  */
 export function capBundle(limits: RunLimits, bundle: MimeBundle, sent?: SentCuts): { data: MimeBundle; cut?: KeptCuts } {
-  const { data, cut } = limits.cap(bundle);
+  const { data, cut, dropped } = limits.cap(bundle);
   const kept: KeptCuts = {};
-  for (const [mime, { chars, file, base64 }] of Object.entries(sent ?? {})) {
+  let droppedBefore = 0;
+  for (const [key, { chars, file, base64 }] of Object.entries(sent ?? {})) {
+    if (key === DROPPED_KEY) {
+      droppedBefore = chars;
+      continue;
+    }
+    const mime = mimeType(key);
+    // The sender's cuts are bounded as its bundles are: only MIME types, at most as many as a bundle keeps.
+    if (mime === undefined || Object.hasOwn(kept, mime) || Object.keys(kept).length >= BUNDLE_ENTRIES) {
+      droppedBefore += 1;
+      continue;
+    }
     const size = file instanceof Blob ? file.size : (file?.byteLength ?? 0);
     kept[mime] = { chars, ...(file && limits.takeFile(size) ? { file: asFile(file), ...(base64 && { base64 }) } : {}) };
   }
@@ -27,6 +38,8 @@ export function capBundle(limits: RunLimits, bundle: MimeBundle, sent?: SentCuts
     const file = earlier?.file ? earlier : whole !== undefined ? { file: asFile(new Blob([whole])), ...(BINARY_TYPES.has(mime) && { base64: true as const }) } : {};
     kept[mime] = { chars: Math.max(chars, earlier?.chars ?? 0), ...file };
   }
+  const droppedAll = Math.min(droppedBefore + dropped, Number.MAX_SAFE_INTEGER);
+  if (droppedAll) kept[DROPPED_KEY] = { chars: droppedAll };
   return Object.keys(kept).length ? { data, cut: kept } : { data };
 }
 
