@@ -72,9 +72,12 @@ export function applyEvents(items: readonly OutputItem[], events: readonly Worke
       open = { name: event.name, text: event.text };
       continue;
     }
-    close();
+    // An event that adds no item (progress, done) leaves the open block open: it would
+    // otherwise split the text around it into blocks the cap does not see coming.
     const item = eventItem(event);
-    if (item) next.push(item);
+    if (!item) continue;
+    close();
+    next.push(item);
   }
   close();
   return next;
