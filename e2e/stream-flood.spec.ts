@@ -40,12 +40,17 @@ async function expectShownInOrder(where: Locator): Promise<void> {
   expect(await spans.count()).toBeLessThan(2500);
 }
 
-test("output that switches between stdout and stderr at every line finishes promptly and keeps the Playground responsive", async ({ page }) => {
+/** Runs `code` in the Playground, long tasks watched from the page's start, and waits for it to end. */
+async function runInPlayground(page: Page, code: string): Promise<void> {
   test.setTimeout(300_000);
   await watchLongTasks(page);
   await openPlayground(page);
-  const done = await startRun(page, FLOOD);
+  const done = await startRun(page, code);
   await done(180_000);
+}
+
+test("output that switches between stdout and stderr at every line finishes promptly and keeps the Playground responsive", async ({ page }) => {
+  await runInPlayground(page, FLOOD);
   await expectShownInOrder(output(page));
   await expectNoLongTask(page);
 });
@@ -98,11 +103,7 @@ for i in range(${FORGED}):
 print(f"posted {posted}")`;
 
 test("progress posted between pieces of text by Python that took the worker over does not split them past the cap", async ({ page }) => {
-  test.setTimeout(300_000);
-  await watchLongTasks(page);
-  await openPlayground(page);
-  const done = await startRun(page, FORGE_PROGRESS);
-  await done(180_000);
+  await runInPlayground(page, FORGE_PROGRESS);
   const where = output(page);
   // The forged messages were posted, and the page received and showed every piece of them, in order.
   const spans = where.locator("span.stdout, span.stderr");
