@@ -40,12 +40,17 @@ async function expectShownInOrder(where: Locator): Promise<void> {
   expect(await spans.count()).toBeLessThan(2500);
 }
 
-test("output that switches between stdout and stderr at every line finishes promptly and keeps the Playground responsive", async ({ page }) => {
+/** Runs `code` in the Playground, long tasks watched from the page's start, and waits for it to end. */
+async function runInPlayground(page: Page, code: string): Promise<void> {
   test.setTimeout(300_000);
   await watchLongTasks(page);
   await openPlayground(page);
-  const done = await startRun(page, FLOOD);
+  const done = await startRun(page, code);
   await done(180_000);
+}
+
+test("output that switches between stdout and stderr at every line finishes promptly and keeps the Playground responsive", async ({ page }) => {
+  await runInPlayground(page, FLOOD);
   await expectShownInOrder(output(page));
   await expectNoLongTask(page);
 });
@@ -68,4 +73,45 @@ test("in chat, the same output finishes, is saved bounded, and the model is told
   // Each stream in the order it was written, cut to the tool result's limit.
   expect(told).toMatch(/stdout:\na0\na1\na2\n/);
   expect(told.length).toBeLessThan(21_000);
+});
+
+/**
+ * Python that takes over the worker's events port (the port a display is posted on) and posts
+ * a line of progress before each piece of text, stdout and stderr in turn: each line of
+ * progress used to close the block of text, so every piece became a block of its own.
+ */
+const FORGED = 20_000;
+const FORGE_PROGRESS = `import js
+from pyodide.ffi import create_proxy, to_js
+post = js.MessagePort.prototype.postMessage
+seen = []
+def spy(this, *args):
+    if not seen and args and getattr(args[0], "type", None) == "display":
+        seen.append(this)
+    return post.call(this, *args)
+js.MessagePort.prototype.postMessage = create_proxy(spy, capture_this=True)
+display("start")
+js.MessagePort.prototype.postMessage = post
+port = seen[0]
+mk = lambda d: to_js(d, dict_converter=js.Object.fromEntries)
+progress = mk({"type": "progress", "message": "."})
+posted = 0
+for i in range(${FORGED}):
+    port.postMessage(progress)
+    port.postMessage(mk({"type": "streams", "runs": [["stdout" if i % 2 == 0 else "stderr", f"f{i}\\n"]]}))
+    posted += 1
+print(f"posted {posted}")`;
+
+test("progress posted between pieces of text by Python that took the worker over does not split them past the cap", async ({ page }) => {
+  await runInPlayground(page, FORGE_PROGRESS);
+  const where = output(page);
+  // The forged messages were posted, and the page received and showed every piece of them, in order.
+  const spans = where.locator("span.stdout, span.stderr");
+  const text = (await spans.allTextContents()).join("");
+  expect(text).toContain(`posted ${FORGED}\n`);
+  expect(text).toContain(Array.from({ length: FORGED }, (_, i) => `f${i}\n`).join(""));
+  // Yet they are kept in a bounded number of blocks, after the notice.
+  await expect(where.getByText(JOINED)).toHaveCount(1);
+  expect(await spans.count()).toBeLessThan(2500);
+  await expectNoLongTask(page);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FLUSH_INTERVAL_MS, OutputBatcher } from "./output-batcher";
+import { FLUSH_INTERVAL_MS, MAX_RUNS_PER_FLUSH, OutputBatcher } from "./output-batcher";
 import type { PostedEvent } from "./python-api";
 
 function setup(limit = 1000) {
@@ -44,6 +44,17 @@ describe("OutputBatcher", () => {
     const runs = events.flatMap((event) => (event.type === "streams" ? event.runs : []));
     expect(runs.length).toBe(20_000);
     expect(runs.slice(-2)).toEqual([["stdout", "a9999\n"], ["stderr", "b9999\n"]]);
+  });
+
+  it("posts at most the page's bound of runs in one event, however quickly Python switches streams", () => {
+    const { events, batcher, bytes } = setup(1 << 20);
+    const writes = MAX_RUNS_PER_FLUSH * 2 + 10;
+    for (let i = 0; i < writes; i++) batcher.write(i % 2 ? "stderr" : "stdout", bytes(`${i}\n`));
+    batcher.flush();
+    const sizes = events.map((event) => (event.type === "streams" ? event.runs.length : 0));
+    expect(sizes).toEqual([MAX_RUNS_PER_FLUSH, MAX_RUNS_PER_FLUSH, 10]);
+    const text = events.flatMap((event) => (event.type === "streams" ? event.runs.map(([, t]) => t) : [])).join("");
+    expect(text).toBe(Array.from({ length: writes }, (_, i) => `${i}\n`).join(""));
   });
 
   it("posts nothing for a flush with no text", () => {

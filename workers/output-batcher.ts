@@ -4,6 +4,13 @@ import type { PostedEvent, StreamName, StreamRun } from "./python-api";
 export const FLUSH_INTERVAL_MS = 16;
 
 /**
+ * The most runs of text (switches between stdout and stderr) one `streams` event holds: the
+ * batcher posts as soon as it has collected this many. The page refuses a longer list before
+ * reading it, as from a worker that was taken over.
+ */
+export const MAX_RUNS_PER_FLUSH = 10_000;
+
+/**
  * Collects stdout/stderr bytes in the worker and posts them in batches, so a flood of
  * prints costs the page a few messages a frame rather than one per print: each flush is one
  * `streams` event holding the text of both streams in the order it was written. Caps each
@@ -53,6 +60,7 @@ export class OutputBatcher {
     const last = this.pending[this.pending.length - 1];
     if (last && last[0] === name) last[1] += text;
     else if (text) this.pending.push([name, text]);
+    if (this.pending.length >= MAX_RUNS_PER_FLUSH) this.flush();
     if (this.written >= this.limit) {
       this.flush();
       this.post({ type: "truncated", limitBytes: this.limit });

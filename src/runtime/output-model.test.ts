@@ -98,6 +98,30 @@ describe("applyEvent", () => {
     expect(text).toBe(Array.from({ length: n }, (_, i) => (line(i) as { text: string }).text).join(""));
   });
 
+  it("keeps a block open across events that add nothing, so they cannot split text past the cap", () => {
+    const n = 20_000;
+    const progress: WorkerEvent = { type: "progress", message: "." };
+    const piece: WorkerEvent = { type: "stream", name: "stdout", text: "x\n" };
+    const events = Array.from({ length: n }, () => [progress, piece]).flat();
+    // Added one notification at a time (the last block is reopened by each) and all at once.
+    let single: OutputItem[] = [];
+    for (let i = 0; i < events.length; i += 2) single = applyEvents(single, events.slice(i, i + 2));
+    const whole = applyEvents([], events);
+    expect(single).toEqual(whole);
+    const text = "x\n".repeat(n);
+    expect(whole.every((item) => item.kind === "stream" && item.name === "stdout")).toBe(true);
+    expect(whole.map((item) => (item.kind === "stream" ? item.text : "")).join("")).toBe(text);
+    expect(whole.length).toBe(Math.ceil(text.length / STREAM_PIECE_CHARS));
+
+    // Switching streams with progress between them: still at most the cap of blocks, then the notice.
+    const line = (i: number): WorkerEvent[] => [progress, { type: "stream", name: i % 2 ? "stderr" : "stdout", text: `${i}\n` }];
+    const switching = applyEvents([], Array.from({ length: MAX_STREAM_ITEMS * 5 }, (_, i) => line(i)).flat());
+    expect(switching[MAX_STREAM_ITEMS]).toEqual({ kind: "notice", tone: "warning", text: STREAMS_JOINED_NOTICE });
+    const after = switching.slice(MAX_STREAM_ITEMS + 1);
+    const afterChars = after.reduce((sum, item) => sum + (item.kind === "stream" ? item.text.length : 0), 0);
+    expect(after.length).toBeLessThanOrEqual(Math.ceil(afterChars / STREAM_PIECE_CHARS) + 1);
+  });
+
   it("records the answer to the pending input prompt", () => {
     const items = answerInput(applyEvent([], { type: "input-request", prompt: "Name? " }), "Ada");
     expect(items).toEqual([{ kind: "input", prompt: "Name? ", answer: "Ada" }]);

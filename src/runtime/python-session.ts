@@ -16,7 +16,7 @@ import type {
   WorkerRunOutcome,
 } from "../../workers/python-api";
 import { RUN_DISPLAY_CHARS, RUN_FILE_CHARS, entryChars } from "../../workers/output-limits";
-import type { WorkerHandle } from "./python-worker";
+import { FLOODED, type WorkerHandle } from "./python-worker";
 import type { SessionConfig } from "./session-config";
 import { takeWorker, warmSpare, warmSpareLater } from "./spares";
 import { emptySnapshot, merged, without } from "./session-state";
@@ -34,6 +34,8 @@ const MAX_LOSSES_BEFORE_RESET = 2;
  */
 const receivedCharsLimit = (outputLimitBytes: number) => 2 * (outputLimitBytes + RUN_DISPLAY_CHARS) + (1 << 20);
 const RECEIVED_BYTES_LIMIT = 2 * RUN_FILE_CHARS;
+/** The characters of a line of progress kept (the status line shows one line). */
+const PROGRESS_CHARS = 160;
 /**
  * How long a call other than a run (see call-watch.ts) may go unanswered, at most: the run
  * deadline, when that is shorter.
@@ -412,26 +414,32 @@ export class PythonSession {
     return { kept: [], lost };
   }
 
-  private onWorkerEvent(worker: WorkerHandle, event: PostedEvent): void {
+  private onWorkerEvent(worker: WorkerHandle, sent: PostedEvent): void {
     if (worker !== this.current) return;
-    if (event.type === "progress" && this.state.kind === "running") {
+    // A line of progress is shown in a status line, never more of it.
+    const event = sent.type === "progress" ? { ...sent, message: sent.message.slice(0, PROGRESS_CHARS) } : sent;
+    if (event.type === "progress" && this.state.kind === "running" && this.state.message !== event.message) {
       // Package loading is shown in the status line as well as to the run.
-      this.setState({ ...this.state, message: event.message.slice(0, 160) });
+      this.setState({ ...this.state, message: event.message });
     }
     const run = this.active;
-    if (run && (event.type === "streams" || event.type === "display")) {
+    if (run && (event.type === "streams" || event.type === "display" || event.type === "progress")) {
       // The worker caps a run's output itself; one that floods the page anyway is replaced. Each
-      // piece of stream text counts as well as its characters: a flood of tiny pieces costs too.
+      // piece of stream text (and each line of progress) counts as well as its characters: a
+      // flood of tiny pieces costs too.
       const limit = receivedCharsLimit(this.config.outputLimitBytes);
       if (event.type === "streams") {
         run.receivedPieces += Math.max(event.runs.length, 1);
         for (const [, text] of event.runs) run.receivedChars += text.length;
+      } else if (event.type === "progress") {
+        run.receivedPieces++;
+        run.receivedChars += event.message.length;
       } else {
         run.receivedChars += bundleChars(event.data);
         run.receivedBytes += sentBytes(event.cut);
       }
       if (run.receivedChars > limit || run.receivedPieces > limit || run.receivedBytes > RECEIVED_BYTES_LIMIT) {
-        worker.terminate("Python sent far more output than the limit allows, so its worker was replaced.");
+        worker.terminate(FLOODED);
         return;
       }
     }

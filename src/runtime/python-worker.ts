@@ -22,6 +22,7 @@ import {
   isImportReport,
   isRestoreReport,
   isRuntimeInfo,
+  isOversizedStreams,
   isPostedEvent,
   isWorkerRunOutcome,
 } from "./worker-guards";
@@ -157,6 +158,9 @@ export function workerFailure(error: unknown): Error {
   return new Error(typeof message === "string" ? message.slice(0, 2000) : "The Python worker reported a failure it did not describe.");
 }
 
+/** Why a worker that sent far more output than a run may was replaced. */
+export const FLOODED = "Python sent far more output than the limit allows, so its worker was replaced.";
+
 /** How long a host frame may take to start its worker before the start counts as failed. */
 const HOST_START_TIMEOUT_MS = 30_000;
 
@@ -206,6 +210,7 @@ export class WorkerHandle {
 
     events.port1.onmessage = (message: MessageEvent<unknown>) => {
       if (isPostedEvent(message.data)) this.onEvent(message.data);
+      else if (isOversizedStreams(message.data)) this.terminate(FLOODED);
       else dropped("event", message.data);
     };
     // The frame compiles Pyodide's WebAssembly while its worker starts, as soon as the page has it.

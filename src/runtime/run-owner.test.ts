@@ -19,6 +19,20 @@ describe("RunOwner", () => {
     ]);
   });
 
+  it("keeps no progress events, and text between them stays in one block", async () => {
+    const owner = new RunOwner();
+    const finished = await owner.run(async (_signal, onEvent) => {
+      for (let i = 0; i < 4000; i++) {
+        onEvent({ type: "progress", message: "." });
+        onEvent({ type: "stream", name: "stdout", text: "x\n" });
+      }
+      return { status: "ok", durationMs: 5 };
+    });
+    expect(finished.events).toHaveLength(4000);
+    expect(finished.events.every((event) => event.type === "stream")).toBe(true);
+    expect(owner.current.outputs).toEqual([{ kind: "stream", name: "stdout", text: "x\n".repeat(4000) }]);
+  });
+
   it("caps what the run sends whatever its sender did, and keeps the whole value as a file", async () => {
     const owner = new RunOwner();
     const html = "<i>x</i>".repeat(1_500_000);

@@ -81,6 +81,8 @@ export class RunOwner {
     let outcome: RunOutcome;
     try {
       outcome = await execute(controller.signal, (received) => {
+        // Progress is shown in the session's status line; it adds nothing to the output, so it is not kept.
+        if (received.type === "progress") return;
         const event: WorkerEvent = received.type === "display" ? { type: "display", ...capBundle(limits, received.data, received.cut) } : received;
         // Displays and prompts are counted apart: a prompt after many displays is still shown (Python waits for its answer).
         if ((event.type === "display" || event.type === "input-request") && ++shown[event.type] > MAX_RUN_OUTPUTS) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isFetchRequest, isFileList, isHostFiles, isHostReport, isPostedEvent, isWorkerRunOutcome, isRuntimeInfo } from "./worker-guards";
+import { MAX_RUNS_PER_FLUSH } from "../../workers/output-batcher";
+import { isFetchRequest, isFileList, isHostFiles, isHostReport, isOversizedStreams, isPostedEvent, isWorkerRunOutcome, isRuntimeInfo } from "./worker-guards";
 
 describe("checks on what the worker sends", () => {
   it("accepts every event of the contract", () => {
@@ -39,6 +40,31 @@ describe("checks on what the worker sends", () => {
     ]) {
       expect(isPostedEvent(event), JSON.stringify(event)).toBe(false);
     }
+  });
+
+  it("refuses a streams event of more runs than one flush holds without reading a run", () => {
+    const run = ["stdout", "x\n"];
+    const full = { type: "streams", runs: Array.from({ length: MAX_RUNS_PER_FLUSH }, () => run) };
+    expect(isPostedEvent(full)).toBe(true);
+    expect(isOversizedStreams(full)).toBe(false);
+    // Millions of runs (as a worker taken over can send by reference): every read of one is counted.
+    const read: PropertyKey[] = [];
+    const runs = new Proxy(new Array<unknown>(20_000_000).fill(run, 0, 10), {
+      get(target, key, receiver) {
+        if (key !== "length") read.push(key);
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    const flood = { type: "streams", runs };
+    expect(isPostedEvent(flood)).toBe(false);
+    expect(isOversizedStreams(flood)).toBe(true);
+    expect(read).toEqual([]);
+    // One run more than a flush holds is refused too; the other events are not oversized streams.
+    const over = { type: "streams", runs: [...full.runs, run] };
+    expect(isPostedEvent(over)).toBe(false);
+    expect(isOversizedStreams(over)).toBe(true);
+    expect(isOversizedStreams({ type: "display", runs: over.runs })).toBe(false);
+    expect(isOversizedStreams({ type: "streams", runs: "x".repeat(MAX_RUNS_PER_FLUSH + 1) })).toBe(false);
   });
 
   it("accepts a run's outcome and refuses one that breaks the contract", () => {

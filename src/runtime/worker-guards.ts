@@ -27,6 +27,7 @@ import type {
   StreamRun,
   WorkerRunOutcome,
 } from "../../workers/python-api";
+import { MAX_RUNS_PER_FLUSH } from "../../workers/output-batcher";
 
 type Guard<T> = (value: unknown) => value is T;
 
@@ -127,12 +128,25 @@ export const isFileBytesList: Guard<FileBytes[]> = arrayOf((value): value is Fil
 const isStreamRun = (value: unknown): value is StreamRun =>
   Array.isArray(value) && value.length === 2 && (value[0] === "stdout" || value[0] === "stderr") && isString(value[1]);
 
+/** Runs of one `streams` event: their count is checked before any is read, so a list of millions costs nothing. */
+const isStreamRuns = (value: unknown): value is StreamRun[] =>
+  Array.isArray(value) && value.length <= MAX_RUNS_PER_FLUSH && value.every(isStreamRun);
+
+/**
+ * A `streams` event with more runs than the worker ever sends in one: only Python that took
+ * the worker over sends it (an array of millions of references to one run costs it nothing).
+ * Checked without reading the runs.
+ */
+export function isOversizedStreams(value: unknown): boolean {
+  return isObject(value) && value.type === "streams" && Array.isArray(value.runs) && value.runs.length > MAX_RUNS_PER_FLUSH;
+}
+
 /** The events of a run; anything else is dropped. */
 export function isPostedEvent(value: unknown): value is PostedEvent {
   if (!isObject(value)) return false;
   switch (value.type) {
     case "streams":
-      return hasShape(value, { type: isString, runs: arrayOf(isStreamRun) });
+      return hasShape(value, { type: isString, runs: isStreamRuns });
     case "display":
       return hasShape(value, { type: isString, data: isMimeBundle }, { cut: isSentCuts });
     case "progress":

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BUNDLE_ENTRIES, DISPLAY_TEXT_CHARS, DROPPED_KEY, RUN_FILE_CHARS, RunLimits } from "../../workers/output-limits";
 import type { OutputItem } from "../model/output";
+import { MAX_STREAM_ITEMS, STREAM_PIECE_CHARS, STREAMS_JOINED_NOTICE, streamBlocks } from "../model/stream-blocks";
 import { capBundle, capStoredOutputs } from "./output-caps";
 
 describe("capBundle", () => {
@@ -49,10 +50,35 @@ describe("capStoredOutputs", () => {
       { kind: "value", data: { "text/plain": "3", junk: 4 } },
     ] as unknown as OutputItem[];
     const capped = capStoredOutputs(items);
-    expect(capped[0]).toBe(items[0]);
+    expect(capped[0]).toEqual(items[0]);
     expect(capped[1]).toMatchObject({ kind: "display", data: { "text/plain": text.slice(0, DISPLAY_TEXT_CHARS) }, cut: { "text/plain": { chars: text.length } } });
     expect(await (capped[1] as { cut: Record<string, { file: Blob }> }).cut["text/plain"].file.text()).toBe(text);
     expect(capped[2]).toEqual({ kind: "value", data: { "text/plain": "3" } });
+  });
+
+  it("joins stored blocks of text past the cap, in order, after one notice", () => {
+    const n = 20_000;
+    const line = (i: number) => `${i}\n`;
+    // Blocks as an older version kept them: one per switch of stream, with a display among them.
+    const items: OutputItem[] = Array.from({ length: n }, (_, i) => ({ kind: "stream", name: i % 2 ? "stderr" : "stdout", text: line(i) }));
+    items.splice(10, 0, { kind: "display", data: { "text/plain": "d" } });
+    const capped = capStoredOutputs(items);
+    const streams = capped.filter((item) => item.kind === "stream");
+    const text = streams.map((item) => (item.kind === "stream" ? item.text : "")).join("");
+    expect(text).toBe(Array.from({ length: n }, (_, i) => line(i)).join(""));
+    expect(capped[10]).toEqual({ kind: "display", data: { "text/plain": "d" } });
+    expect(capped.filter((item) => item.kind === "notice")).toEqual([{ kind: "notice", tone: "warning", text: STREAMS_JOINED_NOTICE }]);
+    expect(capped[MAX_STREAM_ITEMS + 1]).toMatchObject({ kind: "notice" });
+    const afterChars = text.length - streams.slice(0, MAX_STREAM_ITEMS).reduce((sum, item) => sum + (item.kind === "stream" ? item.text.length : 0), 0);
+    expect(capped.length - MAX_STREAM_ITEMS - 2).toBeLessThanOrEqual(Math.ceil(afterChars / STREAM_PIECE_CHARS) + 1);
+    // Output a run made within the cap (also one that reached it) reads back as it was.
+    expect(capStoredOutputs(capped)).toEqual(capped);
+    const run: OutputItem[] = [];
+    const blocks = streamBlocks(run);
+    for (let i = 0; i < 3000; i++) blocks.stream(i % 2 ? "stderr" : "stdout", "z".repeat(i % 7 ? 3 : 9000) + "\n");
+    blocks.finish();
+    expect(run.length).toBeGreaterThan(MAX_STREAM_ITEMS);
+    expect(capStoredOutputs(run)).toEqual(run);
   });
 
   it("reads back what it stored the same, files and all", () => {

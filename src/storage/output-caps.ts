@@ -2,6 +2,7 @@ import type { MimeBundle, SentCuts } from "../../workers/python-api";
 import { BINARY_TYPES, BUNDLE_ENTRIES, DISPLAY_TEXT_CHARS, DROPPED_KEY, RunLimits, mimeType } from "../../workers/output-limits";
 import type { KeptCuts, OutputItem } from "../model/output";
 import { capError, capPrompt, keepStart, NOTICE_CHARS } from "../../workers/text-limits";
+import { streamBlocks } from "../model/stream-blocks";
 
 /** The type of every file of a cut value: one the browser never renders (opened, HTML would run as the app). */
 const FILE_TYPE = "application/octet-stream";
@@ -58,17 +59,25 @@ function storedCuts(value: unknown): SentCuts | undefined {
 
 /**
  * One run's saved output within the limits, as read from storage: output saved by an older
- * version (or written there by anything else) may hold displays of any size.
+ * version (or written there by anything else) may hold displays of any size, and any number
+ * of blocks of text; past the cap of stream blocks they are joined as a run joins them.
  */
 export function capStoredOutputs(items: readonly OutputItem[]): OutputItem[] {
   const limits = new RunLimits();
-  return items.map((item) => {
-    if (item.kind !== "display" && item.kind !== "value") return cappedText(item);
-    const bundle: MimeBundle = {};
-    for (const [mime, text] of Object.entries(isRecord(item.data) ? item.data : {})) if (typeof text === "string") bundle[mime] = text;
-    const { data, cut } = capBundle(limits, bundle, storedCuts(item.cut));
-    return { kind: item.kind, data, ...(cut && { cut }) };
-  });
+  const next: OutputItem[] = [];
+  const blocks = streamBlocks(next);
+  for (const item of items) {
+    if (item.kind === "stream" && typeof item.text === "string") blocks.stream(item.name, item.text);
+    else if (item.kind !== "display" && item.kind !== "value") blocks.item(cappedText(item));
+    else {
+      const bundle: MimeBundle = {};
+      for (const [mime, text] of Object.entries(isRecord(item.data) ? item.data : {})) if (typeof text === "string") bundle[mime] = text;
+      const { data, cut } = capBundle(limits, bundle, storedCuts(item.cut));
+      blocks.item({ kind: item.kind, data, ...(cut && { cut }) });
+    }
+  }
+  blocks.finish();
+  return next;
 }
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
