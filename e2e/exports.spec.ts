@@ -3,6 +3,7 @@ import { expect, test } from "./support/test";
 import { answered, messages, openChat, script, sendMessage, uniqueKey } from "./support/chat";
 import { ATTACKER_HOST, PAYLOAD_ANSWER, PAYLOAD_BUNDLES, scanMarkdown, scanNotebook } from "./support/export-payloads";
 import { storedRecords } from "./support/stored";
+import { RunLimits } from "../workers/output-limits";
 
 async function text(download: Download): Promise<string> {
   const chunks = await (await download.createReadStream()).toArray();
@@ -32,8 +33,9 @@ test("the notebook and Markdown exports carry none of the remote references, scr
   await sendMessage(page, "Show the payloads");
   await answered(page, "All shown.");
 
-  // The attack ran: the cell shows Python's code, and what is stored is each payload exactly as Python displayed it,
-  // with the model's answer as it wrote it.
+  // The attack ran: the cell shows Python's code, and what is stored is each payload as Kiln keeps any display (its
+  // MIME keys trimmed and lower-cased where it is made: the remote references, scripts and live types stay), with
+  // the model's answer as it wrote it.
   const cell = page.getByRole("region", { name: "Python cell" });
   await expect(cell.locator(".cell-status")).toHaveText(/^ok/);
   await expect(cell.locator(".cell-code")).toContainText(`display(json.loads(`);
@@ -41,7 +43,11 @@ test("the notebook and Markdown exports carry none of the remote references, scr
   await expect(messages(page).getByText("Here is the analysis.")).toBeVisible();
   const stored = await storedRecords<StoredMessage>(page, "messages");
   const displays = stored.flatMap((message) => message.cells ?? []).flatMap((c) => c.outputs).filter((item) => item.kind === "display");
-  expect(displays.map((item) => item.data)).toEqual(PAYLOAD_BUNDLES);
+  const kept = new RunLimits();
+  expect(displays.map((item) => item.data)).toEqual(PAYLOAD_BUNDLES.map((bundle) => kept.cap(bundle).data));
+  for (const door of ["<script>", "onerror=", "@import", "<feImage", "application/vnd.vegalite.v5+json", `https://${ATTACKER_HOST}/`]) {
+    expect(JSON.stringify(displays), door).toContain(door);
+  }
   const answers = stored.filter((message) => message.role === "assistant").flatMap((message) => message.content);
   expect(answers.some((block) => block.type === "text" && block.text === PAYLOAD_ANSWER)).toBe(true);
 
