@@ -4,34 +4,12 @@
  */
 import { expect, test } from "./support/test";
 import { messages, openChat, script, sendMessage, uniqueKey } from "./support/chat";
-
-/** The conversation's saved interpreter state: how many values its snapshot names, and how many value records there are. */
-async function stored(page: import("@playwright/test").Page): Promise<{ valueKeys: number; records: number }> {
-  return page.evaluate(async () => {
-    const db = await new Promise<IDBDatabase>((resolve, reject) => {
-      const request = indexedDB.open("kiln");
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-    const store = db.transaction("interpreterState").objectStore("interpreterState");
-    const done = <T>(request: IDBRequest<T>) => new Promise<T>((resolve, reject) => ((request.onsuccess = () => resolve(request.result)), (request.onerror = () => reject(request.error))));
-    const [keys, records] = await Promise.all([done(store.getAllKeys()), done(store.getAll())]);
-    db.close();
-    const snapshot = records.find((value) => value && typeof value === "object" && "valueKeys" in value) as { valueKeys: Record<string, string> } | undefined;
-    return { valueKeys: Object.keys(snapshot?.valueKeys ?? {}).length, records: keys.filter((key) => typeof key === "string" && key.includes("\u0000")).length };
-  });
-}
+import { longestTask, watchLongTasks } from "./support/long-tasks";
+import { storedState } from "./support/stored";
 
 test("150,000 variables: 5,000 are kept, the person is told, and a reload restores them without a long task", async ({ page }) => {
   test.setTimeout(900_000);
-  // Every task of the page over 50 ms, from its start (each load starts the list again).
-  await page.addInitScript(() => {
-    const tasks: number[] = [];
-    (window as unknown as { longTasks: number[] }).longTasks = tasks;
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) tasks.push(entry.duration);
-    }).observe({ type: "longtask", buffered: true });
-  });
+  await watchLongTasks(page);
   const key = uniqueKey("many-variables");
   const call = (code: string) => ({ content: [{ type: "tool_use" as const, name: "python", input: { code } }] });
   const say = (text: string) => ({ content: [{ type: "text" as const, text }] });
@@ -50,7 +28,12 @@ test("150,000 variables: 5,000 are kept, the person is told, and a reload restor
   // The attack ran: Python had all 150,000.
   await expect(cell).toContainText("defined 150000");
   await expect(cell).toContainText("145,000 variables not kept: Kiln keeps at most 5,000 variables");
-  await expect.poll(() => stored(page), { timeout: 120_000 }).toEqual({ valueKeys: 5_000, records: 5_000 });
+  await expect
+    .poll(async () => {
+      const { valueKeys, records } = await storedState(page);
+      return { valueKeys: Object.keys(valueKeys).length, records: records.length };
+    }, { timeout: 120_000 })
+    .toEqual({ valueKeys: 5_000, records: 5_000 });
 
   await page.reload();
   const notice = page.getByText(/Python state restored/);
@@ -59,8 +42,7 @@ test("150,000 variables: 5,000 are kept, the person is told, and a reload restor
   expect(text).toContain("and 4,980 others");
   expect(text).toContain("145,000 more were not kept");
   expect(text.length).toBeLessThan(600);
-  const longest = await page.evaluate(() => Math.max(0, ...(window as unknown as { longTasks: number[] }).longTasks));
-  expect(longest).toBeLessThan(1_000);
+  expect(await longestTask(page)).toBeLessThan(1_000);
 
   await sendMessage(page, "Count");
   await expect(messages(page).getByText("Counted.")).toBeVisible({ timeout: 300_000 });

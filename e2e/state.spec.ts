@@ -4,6 +4,7 @@
  */
 import { expect, test } from "./support/test";
 import { answered, openChat, script, sendMessage, uniqueKey } from "./support/chat";
+import { storedState } from "./support/stored";
 
 test("about 100 MiB of state survives a hard stop, and unchanged values are not sent again", async ({ page }) => {
   test.setTimeout(180_000);
@@ -58,26 +59,6 @@ digest = hashlib.sha256(data).hexdigest()
   // A new interpreter (the mark is gone) with every value as it was.
   expect(outcome.after).toBe("(False, 'bytearray', 104857600, True, True, True, ['a', 'b'], (3, 'x'), 42)");
 });
-
-/** The interpreter state records in the page's database: the snapshot's value keys, and every value record's key. */
-async function storedState(page: import("@playwright/test").Page): Promise<{ valueKeys: Record<string, string>; records: string[] }> {
-  return page.evaluate(async () => {
-    const db = await new Promise<IDBDatabase>((resolve, reject) => {
-      const request = indexedDB.open("kiln");
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-    const store = db.transaction("interpreterState").objectStore("interpreterState");
-    const [keys, values] = await Promise.all(
-      [store.getAllKeys(), store.getAll()].map(
-        (request) => new Promise<unknown[]>((resolve, reject) => ((request.onsuccess = () => resolve(request.result)), (request.onerror = () => reject(request.error)))),
-      ),
-    );
-    db.close();
-    const snapshot = values.find((value) => value && typeof value === "object" && "valueKeys" in value) as { valueKeys: Record<string, string> } | undefined;
-    return { valueKeys: snapshot?.valueKeys ?? {}, records: keys.filter((key): key is string => typeof key === "string" && key.includes("\u0000")) };
-  });
-}
 
 test("a chat stores each value once: an answer that changes one value writes only that one", async ({ page }) => {
   const key = uniqueKey("stored-state");

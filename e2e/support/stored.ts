@@ -16,6 +16,26 @@ export function storedRecords<T>(page: Page, store: string): Promise<T[]> {
   );
 }
 
+/** The interpreter state records in the page's database: the snapshot's value keys, and every value record's key. */
+export async function storedState(page: Page): Promise<{ valueKeys: Record<string, string>; records: string[] }> {
+  return page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const request = indexedDB.open("kiln");
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    const store = db.transaction("interpreterState").objectStore("interpreterState");
+    const [keys, values] = await Promise.all(
+      [store.getAllKeys(), store.getAll()].map(
+        (request) => new Promise<unknown[]>((resolve, reject) => ((request.onsuccess = () => resolve(request.result)), (request.onerror = () => reject(request.error)))),
+      ),
+    );
+    db.close();
+    const snapshot = values.find((value) => value && typeof value === "object" && "valueKeys" in value) as { valueKeys: Record<string, string> } | undefined;
+    return { valueKeys: snapshot?.valueKeys ?? {}, records: keys.filter((key): key is string => typeof key === "string" && key.includes("\u0000")) };
+  });
+}
+
 /**
  * Keeps a read-write transaction on `stores` going from another page of the app's origin, so
  * that every write of the app to them waits behind it (storage that is slow to answer). `keys()`
