@@ -7,19 +7,15 @@ import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers
 import { RunOwner } from "../../runtime/run-owner";
 import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
-import { savePlayground } from "../../storage/playground";
-import { readPlayground } from "../../storage/read-off-thread";
+import { saveCellOutputs, saveNotebook } from "../../storage/notebooks";
+import { readNotebook, readNotebookList } from "../../storage/read-off-thread";
+import type { Notebook } from "../../notebook/model";
+import { WELCOME_CODE as WELCOME, welcomeNotebook } from "../../notebook/welcome";
 import { storageFailure } from "../../storage/db";
 import { useSettings } from "../settings/settings-context";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
 import { RunStatusLine } from "./RunStatusLine";
-
-const WELCOME = `# Python in your browser tab: no key, no install.
-name = "Kiln"
-print(f"Hello from {name}!")
-sum(i * i for i in range(10))
-`;
 
 /** Tabs tell each other the Playground code they saved, which the others show (see `follow` below). */
 const codeChannel = typeof BroadcastChannel === "function" ? new BroadcastChannel("kiln-playground") : undefined;
@@ -91,11 +87,14 @@ export function Playground() {
   }, [owner, edit]);
 
   useEffect(() => {
-    readPlayground()
-      .then((record) => {
-        const outputs = record?.outputs ?? [];
-        if (record) saved.current = { code: record.code, outputs };
-        edit(record?.code ?? WELCOME);
+    readNotebookList(welcomeNotebook)
+      .then((list) => readNotebook(list[0].id))
+      .then((notebook) => {
+        opened = notebook;
+        const cell = notebook?.cells.find((each) => each.kind === "code");
+        const outputs = cell?.outputs ?? [];
+        if (cell) saved.current = { code: cell.source, outputs };
+        edit(cell?.source ?? WELCOME);
         owner.show(outputs);
       })
       .catch((error: unknown) => {
@@ -201,10 +200,17 @@ export function Playground() {
   );
 }
 
+/** The notebook whose first code cell this page shows. */
+let opened: Notebook | undefined;
+
 /** Saves the Playground; resolves with why it could not, or "" once saved. */
 async function persist(code: string, outputs: readonly OutputItem[]): Promise<string> {
   try {
-    await savePlayground({ code, outputs: [...outputs], updatedAt: Date.now() });
+    const cell = opened?.cells.find((each) => each.kind === "code");
+    if (!opened || !cell) return "";
+    opened = { ...opened, updatedAt: Date.now(), cells: opened.cells.map((each) => (each === cell ? { ...cell, source: code } : each)) };
+    await saveNotebook(opened);
+    await saveCellOutputs(opened.id, cell.id, outputs);
     return "";
   } catch (error) {
     console.error("Could not save the playground.", error);
