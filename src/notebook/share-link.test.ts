@@ -50,6 +50,12 @@ describe("share links", () => {
     expect(message).toMatch(/^This notebook is too large for a link: it takes [\d,]+ characters, and a link holds at most 32,000\. Download it instead\.$/);
   });
 
+  it("are not made of a notebook that compresses below the limit but would unpack past 5 MB", async () => {
+    const error = await encodeShare(notebook([newCell("code", "A".repeat(MAX_SHARE_UNPACKED_BYTES)), newCell("code", "")])).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(TooBigToShare);
+    expect((error as TooBigToShare).message).toMatch(/^This notebook is too large for a link: it takes 5,242,\d{3} characters, and a link holds at most 5,242,880 before it is compressed\. Download it instead\.$/);
+  });
+
   it("refuse a link that unpacks past 5 MB, a zip bomb", async () => {
     const source = "A".repeat(20 * 1024 * 1024);
     const bomb = fragmentOf(JSON.stringify({ v: 1, title: "bomb", cells: [{ kind: "code", source }] }));

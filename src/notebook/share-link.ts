@@ -22,11 +22,18 @@ export const SHARE_VERSION = 1;
 const FORMAT = "deflate-raw";
 const KINDS: readonly CellKind[] = ["code", "markdown", "raw"];
 
-/** A notebook too large for a link: `chars` is the encoded length, past {@link MAX_SHARE_CHARS}. */
+/**
+ * A notebook too large for a link: `chars` is its encoded length, past {@link MAX_SHARE_CHARS}
+ * (or, with `unpacked`, its length before compression, past {@link MAX_SHARE_UNPACKED_BYTES}).
+ */
 export class TooBigToShare extends Error {
   override name = "TooBigToShare";
-  constructor(readonly chars: number) {
-    super(`This notebook is too large for a link: it takes ${groupDigits(chars)} characters, and a link holds at most ${groupDigits(MAX_SHARE_CHARS)}. Download it instead.`);
+  constructor(
+    readonly chars: number,
+    readonly unpacked = false,
+  ) {
+    const limit = unpacked ? `${groupDigits(MAX_SHARE_UNPACKED_BYTES)} before it is compressed` : groupDigits(MAX_SHARE_CHARS);
+    super(`This notebook is too large for a link: it takes ${groupDigits(chars)} characters, and a link holds at most ${limit}. Download it instead.`);
   }
 }
 
@@ -44,7 +51,10 @@ function fromBase64Url(text: string): Uint8Array {
 /** The notebook's title and cells as the text of a link's fragment; throws {@link TooBigToShare} past {@link MAX_SHARE_CHARS}. */
 export async function encodeShare(notebook: Notebook): Promise<string> {
   const payload = { v: SHARE_VERSION, title: notebook.title, cells: notebook.cells.map(({ kind, source }) => ({ kind, source })) };
-  const stream = new Blob([JSON.stringify(payload)]).stream().pipeThrough(new CompressionStream(FORMAT));
+  const json = new TextEncoder().encode(JSON.stringify(payload));
+  // A link that opening would refuse as a bomb is not made, however well it compresses.
+  if (json.byteLength > MAX_SHARE_UNPACKED_BYTES) throw new TooBigToShare(json.byteLength, true);
+  const stream = new Blob([json]).stream().pipeThrough(new CompressionStream(FORMAT));
   const encoded = toBase64Url(new Uint8Array(await new Response(stream).arrayBuffer()));
   if (encoded.length > MAX_SHARE_CHARS) throw new TooBigToShare(encoded.length);
   return encoded;
