@@ -1,0 +1,26 @@
+import { newCellId, type Notebook, type NotebookCell } from "./model";
+
+/** A file or link that cannot be opened as a notebook; the message says, in words, what is wrong and where. */
+export class NotebookFileError extends Error {
+  override name = "NotebookFileError";
+}
+
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** What nbformat 4.5 allows as a cell id. */
+const CELL_ID = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** `id` when it is a valid cell id not yet in `taken`, else a new one; either way added to `taken`. */
+export function takeCellId(id: unknown, taken: Set<string>): string {
+  let kept = typeof id === "string" && CELL_ID.test(id) && !taken.has(id) ? id : newCellId();
+  while (taken.has(kept)) kept = newCellId();
+  taken.add(kept);
+  return kept;
+}
+
+/** A new notebook of these cells, made now. */
+export function newNotebook(title: string, cells: NotebookCell[], metadata: Record<string, unknown> = {}): Notebook {
+  const now = Date.now();
+  return { id: crypto.randomUUID(), title, cells, metadata, createdAt: now, updatedAt: now };
+}
