@@ -1,4 +1,4 @@
-import { newCellId, type Notebook, type NotebookCell } from "./model";
+import { newCellId } from "./model";
 
 /** A file or link that cannot be opened as a notebook; the message says, in words, what is wrong and where. */
 export class NotebookFileError extends Error {
@@ -19,8 +19,3 @@ export function takeCellId(id: unknown, taken: Set<string>): string {
   return kept;
 }
 
-/** A new notebook of these cells, made now. */
-export function newNotebook(title: string, cells: NotebookCell[], metadata: Record<string, unknown> = {}): Notebook {
-  const now = Date.now();
-  return { id: crypto.randomUUID(), title, cells, metadata, createdAt: now, updatedAt: now };
-}

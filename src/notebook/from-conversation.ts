@@ -1,7 +1,6 @@
 import { cleanMarkdown } from "../components/output-cleaner";
 import type { CellRecord, ChatMessage, Conversation } from "../model/conversation";
-import { newNotebook } from "./cells";
-import { newCell, type Notebook, type NotebookCell } from "./model";
+import { newCell, newNotebook, type Notebook, type NotebookCell } from "./model";
 
 /** The person's message as a Markdown quote, headed so: `> text` on every line. */
 const quoted = (text: string): string => `**You asked:**\n\n${text.split("\n").map((line) => (line ? `> ${line}` : ">")).join("\n")}`;

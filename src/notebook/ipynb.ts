@@ -5,8 +5,8 @@ import type { OutputItem } from "../model/output";
 import { MAX_RUN_OUTPUTS } from "../runtime/run-owner";
 import { capStoredOutputs } from "../storage/output-caps";
 import { DEFAULT_SETTINGS } from "../storage/settings";
-import { isRecord, newNotebook, NotebookFileError, takeCellId } from "./cells";
-import type { CellKind, Notebook, NotebookCell } from "./model";
+import { isRecord, NotebookFileError, takeCellId } from "./cells";
+import { newNotebook, type CellKind, type Notebook, type NotebookCell } from "./model";
 import { isJsonType, nbLines, nbOutputs, type NbJson } from "./nbformat-outputs";
 
 /*

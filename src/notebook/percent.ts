@@ -1,5 +1,4 @@
-import { newNotebook } from "./cells";
-import { newCell, type CellKind, type Notebook, type NotebookCell } from "./model";
+import { newCell, newNotebook, type CellKind, type Notebook, type NotebookCell } from "./model";
 
 /*
  * The percent format of `.py` notebooks, as jupytext, VS Code, Spyder and PyCharm write it:

@@ -1,5 +1,6 @@
 import { groupDigits } from "../../workers/output-limits";
-import { isRecord, newNotebook, NotebookFileError } from "./cells";
+import { isRecord, NotebookFileError } from "./cells";
+import { newNotebook } from "./model";
 import { MAX_CELLS } from "./ipynb";
 import { newCell, type CellKind, type Notebook } from "./model";
 
