@@ -1,6 +1,9 @@
 import { groupDigits } from "../../workers/output-limits";
 import type { JsonNode } from "./json-tree";
 
+/** The levels shown open at first; deeper ones are folded. */
+const OPEN_DEPTH = 2;
+
 /** A JSON value as nested <details>: each object and array folds, and is reached by the keyboard. */
 export function JsonTree({ tree }: { tree: JsonNode }) {
   return (
@@ -23,7 +26,7 @@ function JsonEntry({ node, depth }: { node: JsonNode; depth: number }) {
   const [open, close] = node.kind === "array" ? ["[", "]"] : ["{", "}"];
   const size = `${groupDigits(node.size)} ${node.kind === "array" ? "item" : "key"}${node.size === 1 ? "" : "s"}`;
   return (
-    <details open={depth === 0}>
+    <details open={depth < OPEN_DEPTH}>
       <summary>
         {key}
         {`${open}…${close} ${size}`}
