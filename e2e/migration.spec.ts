@@ -124,7 +124,7 @@ test("a schema-3 database migrates: conversation, messages, cells, files, interp
         };
       }),
   );
-  expect(sandbox).toEqual({ version: 4, record: { provider: "anthropic", containerId: "container_old", uploads: {}, attached: [], cells: 1 } });
+  expect(sandbox).toEqual({ version: 5, record: { provider: "anthropic", containerId: "container_old", uploads: {}, attached: [], cells: 1 } });
 
   // The Playground as it was saved, its output inside its record.
   await page.goto("/#/playground");

@@ -84,7 +84,7 @@ export async function deleteConversation(id: string): Promise<void> {
     tx.objectStore("conversations").delete(id),
     ...keys.map((key) => tx.objectStore("messages").delete(key)),
     tx.objectStore("interpreterState").delete(id),
-    tx.objectStore("interpreterState").delete(valueKeyRange(id)),
+    tx.objectStore("interpreterState").delete(interpreterStateRange(id)),
     tx.objectStore("sandboxes").delete(`chat:${id}`),
     ...files.map((key) => tx.objectStore("files").delete(key)),
     tx.objectStore("drafts").delete(id),
@@ -120,8 +120,8 @@ function valueKey(conversationId: string, bytes: Uint8Array): string {
   return `${conversationId}${VALUE_KEY_SEPARATOR}${suffix}`;
 }
 
-/** The keys of every value stored for a conversation. */
-const valueKeyRange = (conversationId: string) =>
+/** The keys of every value stored for a conversation (or any scope whose state is kept so). */
+export const interpreterStateRange = (conversationId: string) =>
   IDBKeyRange.bound(`${conversationId}${VALUE_KEY_SEPARATOR}`, `${conversationId}${VALUE_KEY_SEPARATOR}\uffff`);
 
 /**

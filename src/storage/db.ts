@@ -3,11 +3,12 @@ import type { OutputItem } from "../model/output";
 import type { ChatMessage, Conversation } from "../model/conversation";
 import type { StoredSandbox } from "../model/sandbox";
 import type { SessionSnapshot } from "../../workers/python-api";
+import type { Notebook, NotebookCell } from "../notebook/model";
 import { migrateMessage, migrateSandbox } from "./migrate";
 
 export const DB_NAME = "kiln";
 
-/** One of the person's files, in a scope (`chat:<id>` or `playground`). */
+/** One of the person's files, in a scope (`chat:<id>` or `notebook:<id>`; `playground` before notebooks). */
 export interface StoredFile {
   scope: string;
   /** Relative to the working directory, `/`-separated. */
@@ -18,15 +19,9 @@ export interface StoredFile {
   modifiedAt: number;
 }
 
-export interface PlaygroundRecord {
-  code: string;
-  outputs: OutputItem[];
-  updatedAt: number;
-}
-
 /**
  * The Playground as stored: its code, and how many parts its output was saved in (under
- * keys of their own, see storage/playground.ts); older versions kept `outputs` here.
+ * keys of their own); older versions kept `outputs` here. Read only to be moved into a notebook.
  */
 export interface StoredPlayground {
   code: string;
@@ -34,6 +29,9 @@ export interface StoredPlayground {
   parts?: number;
   outputs?: OutputItem[];
 }
+
+/** A notebook as stored: its cells without their outputs (kept in `cellOutputs`, see storage/notebooks.ts). */
+export type StoredNotebook = Omit<Notebook, "cells"> & { cells: Omit<NotebookCell, "outputs" | "fileOutputs">[] };
 
 /**
  * A conversation's interpreter state as stored: each value in a record of its own (see
@@ -44,8 +42,14 @@ export type StoredSnapshot = SessionSnapshot & { valueKeys?: Record<string, stri
 /** Every store of Kiln's database, its keys and values. */
 export interface AppDbSchema extends DBSchema {
   settings: { key: string; value: unknown };
-  /** Under `current`, the code; under `current/<n>`, the parts of its output. */
+  /**
+   * The Playground before it held notebooks: under `current`, the code; under `current/<n>`, the
+   * parts of its output. Moved into the first notebook when the notebooks are first listed.
+   */
   playground: { key: string; value: StoredPlayground | OutputItem[] };
+  notebooks: { key: string; value: StoredNotebook; indexes: { updatedAt: number } };
+  /** Each cell's outputs: under `[notebook id, cell id, n]` the parts of its last run's, under `[…, -1]` those its file brought. */
+  cellOutputs: { key: [string, string, number]; value: OutputItem[] | unknown[] };
   conversations: { key: string; value: Conversation; indexes: { updatedAt: number } };
   messages: { key: string; value: ChatMessage; indexes: { conversationId: string } };
   /**
@@ -67,7 +71,7 @@ export type AppDb = IDBPDatabase<AppDbSchema>;
 let opening: Promise<AppDb> | undefined;
 
 /** The schema this version of Kiln writes. */
-export const DB_VERSION = 4;
+export const DB_VERSION = 5;
 
 /** The one place that opens the database; upgrades climb a ladder of versions. */
 export function openAppDb(): Promise<AppDb> {
@@ -97,6 +101,11 @@ export function openAppDb(): Promise<AppDb> {
         for (let cursor = await tx.objectStore("sandboxes").openCursor(); cursor; cursor = await cursor.continue()) {
           await cursor.update(migrateSandbox(cursor.value));
         }
+      }
+      if (oldVersion < 5) {
+        db.createObjectStore("notebooks", { keyPath: "id" }).createIndex("updatedAt", "updatedAt");
+        db.createObjectStore("cellOutputs");
+        // The Playground's code becomes the first notebook when the notebooks are first listed, off the page's thread (migrate-playground.ts).
       }
     },
     // A newer Kiln in another tab wants to upgrade: let it, and open again on the next use.

@@ -1,9 +1,10 @@
 import type { ChatMessage } from "../model/conversation";
 import { loadMessages } from "./conversations";
-import type { PlaygroundRecord } from "./db";
-import { loadPlayground } from "./playground";
+import type { Notebook } from "../notebook/model";
+import { migratePlayground, playgroundToMigrate } from "./migrate-playground";
+import { listNotebooks, loadNotebook, type NotebookSummary } from "./notebooks";
 
-export type ReadRequest = { what: "playground" } | { what: "messages"; conversationId: string };
+export type ReadRequest = { what: "notebook"; id: string } | { what: "migrate-playground" } | { what: "messages"; conversationId: string };
 export type ReadReply = { ok: true; value: unknown } | { ok: false; name: string; message: string };
 
 /**
@@ -34,8 +35,17 @@ function readOffThread<T>(request: ReadRequest, here: () => Promise<T>): Promise
   });
 }
 
-/** The Playground as saved, its output within the limits, read off the page's thread. */
-export const readPlayground = () => readOffThread<PlaygroundRecord | undefined>({ what: "playground" }, loadPlayground);
+/** A notebook as saved, its outputs within the limits, read off the page's thread. */
+export const readNotebook = (id: string) => readOffThread<Notebook | undefined>({ what: "notebook", id }, () => loadNotebook(id));
+
+/**
+ * Every notebook, newest first (see `listNotebooks`); the Playground an older version kept is
+ * made the first notebook before, off the page's thread.
+ */
+export async function readNotebookList(first: () => Notebook): Promise<NotebookSummary[]> {
+  if (await playgroundToMigrate()) await readOffThread<string>({ what: "migrate-playground" }, migratePlayground);
+  return listNotebooks(first);
+}
 
 /** A conversation's messages as saved, their outputs within the limits, read off the page's thread. */
 export const readMessages = (conversationId: string) =>

@@ -4,14 +4,20 @@
  * that reads it, in one task. Capped here, only what the limits keep reaches the page.
  */
 import { loadMessages } from "./conversations";
-import { loadPlayground } from "./playground";
+import { migratePlayground } from "./migrate-playground";
+import { loadNotebook } from "./notebooks";
 import type { ReadReply, ReadRequest } from "./read-off-thread";
 
 self.onmessage = async (event: MessageEvent<ReadRequest>) => {
   const request = event.data;
   let reply: ReadReply;
   try {
-    const value = request.what === "playground" ? await loadPlayground() : await loadMessages(request.conversationId);
+    const value =
+      request.what === "notebook"
+        ? await loadNotebook(request.id)
+        : request.what === "migrate-playground"
+          ? await migratePlayground()
+          : await loadMessages(request.conversationId);
     reply = { ok: true, value };
   } catch (error) {
     reply = { ok: false, name: error instanceof Error ? error.name : "Error", message: error instanceof Error ? error.message : String(error) };

@@ -1,6 +1,6 @@
 import { useRef, useState } from "react";
 import { ConfirmDelete } from "../../components/ConfirmDelete";
-import type { NotebookSummary } from "./notebooks-api";
+import type { NotebookSummary } from "../../storage/notebooks";
 
 interface Props {
   notebooks: readonly NotebookSummary[];

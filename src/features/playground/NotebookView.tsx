@@ -7,6 +7,9 @@ import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers
 import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
 import { storageFailure } from "../../storage/db";
+import { loadNotebookState, notebookScope, saveCellOutputs, saveNotebook, saveNotebookState } from "../../storage/notebooks";
+import { readNotebook } from "../../storage/read-off-thread";
+import { welcomeNotebook } from "../../notebook/welcome";
 import { leaveKept, saveKept } from "../../storage/kept-saves";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
@@ -15,7 +18,6 @@ import { restoreVariables } from "../restore-variables";
 import { tabLocks } from "../tab-lock";
 import { Cell, type CellActions } from "./Cell";
 import { NotebookRuns, type RunsHost } from "./notebook-runs";
-import { loadNotebook, loadNotebookState, notebookScope, saveCellOutputs, saveNotebook, saveNotebookState } from "./notebooks-api";
 import { RunStatusLine } from "./RunStatusLine";
 
 /** One tab at a time edits and runs a notebook; the others follow it read-only (see tab-lock.ts). */
@@ -184,21 +186,27 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
   useEffect(() => {
     if (hold === "waiting") return;
     let cancelled = false;
+    const show = (stored: Notebook) => {
+      current.current = stored;
+      dirty.current = false;
+      setNotebook(stored);
+      for (const cell of stored.cells) runs.cell(cell.id, cell.outputs).owner.show(cell.outputs);
+      runs.countFrom(Math.max(0, ...stored.cells.map((cell) => cell.executionCount ?? 0)));
+    };
     const load = () =>
-      loadNotebook(id).then(
+      readNotebook(id).then(
         (stored) => {
           if (cancelled) return;
           if (!stored) return onMissing(id);
-          current.current = stored;
-          dirty.current = false;
-          setNotebook(stored);
+          show(stored);
           setLoadProblem("");
           onTitle(id, stored.title);
-          for (const cell of stored.cells) runs.cell(cell.id, cell.outputs).owner.show(cell.outputs);
-          runs.countFrom(Math.max(0, ...stored.cells.map((cell) => cell.executionCount ?? 0)));
         },
         (error: unknown) => {
-          if (!cancelled) setLoadProblem(storageFailure(error));
+          if (cancelled) return;
+          setLoadProblem(storageFailure(error));
+          // What is stored stays: the example shown is not saved over it until the person edits or runs code here.
+          if (!current.current) show({ ...welcomeNotebook(), id });
         },
       );
     if (hold !== "here") {

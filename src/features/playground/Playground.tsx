@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useState } from "react";
-import { newCell, type Notebook } from "../../notebook/model";
+import { newNotebook, welcomeNotebook } from "../../notebook/welcome";
 import { disposeSession } from "../../runtime/use-python-session";
 import { storageFailure } from "../../storage/db";
 import { dropKept } from "../../storage/kept-saves";
 import { NotebookList } from "./NotebookList";
 import { NotebookView, notebookLocks } from "./NotebookView";
-import { addNotebook, deleteNotebook, listNotebooks, notebookScope, type NotebookSummary } from "./notebooks-api";
+import { addNotebook, deleteNotebook, notebookScope, type NotebookSummary } from "../../storage/notebooks";
+import { readNotebookList } from "../../storage/read-off-thread";
 
 /** The notebook opened last in this browser, opened by `#/playground`. */
 const LAST_OPEN = "kiln-last-notebook";
@@ -32,7 +33,7 @@ export function Playground() {
 
   const refresh = useCallback(
     () =>
-      listNotebooks().then(
+      readNotebookList(welcomeNotebook).then(
         (list) => {
           setNotebooks(list);
           setProblem("");
@@ -76,8 +77,7 @@ export function Playground() {
   const onMissing = useCallback(() => void refresh(), [refresh]);
 
   const create = async () => {
-    const now = Date.now();
-    const notebook: Notebook = { id: crypto.randomUUID(), title: "Untitled notebook", cells: [newCell("code")], metadata: {}, createdAt: now, updatedAt: now };
+    const notebook = newNotebook("Untitled notebook");
     try {
       await addNotebook(notebook);
     } catch (error) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { OutputItem } from "../model/output";
-import { outputParts } from "./playground";
+import { outputParts } from "./notebooks";
 
 const line = (text: string): OutputItem => ({ kind: "stream", name: "stdout", text });
 
