@@ -57,7 +57,13 @@ export function Playground() {
   useEffect(() => notebookLocks.onAnyNote("deleted", () => void refresh()), [refresh]);
 
   const known = (id: string | null) => (id && notebooks?.some((notebook) => notebook.id === id) ? id : null);
-  const openId = known(wanted) ?? known(lastOpen()) ?? notebooks?.[0]?.id ?? null;
+  /** The notebook the URL names, looked for in storage once more when the list read before does not have it (added meanwhile). */
+  const [lookedFor, setLookedFor] = useState<string | null>(null);
+  const looking = wanted !== null && notebooks !== null && !known(wanted) && lookedFor !== wanted;
+  useEffect(() => {
+    if (looking) void refresh().finally(() => setLookedFor(wanted));
+  }, [looking, wanted, refresh]);
+  const openId = looking ? null : (known(wanted) ?? known(lastOpen()) ?? notebooks?.[0]?.id ?? null);
   useEffect(() => {
     if (!openId) return;
     try {
