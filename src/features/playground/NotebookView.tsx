@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import { startTransition, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import type { SessionSnapshot } from "../../../workers/python-api";
 import { runCode } from "../../execution/run-code";
 import type { OutputItem } from "../../model/output";
@@ -355,7 +355,8 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
   const allCells = notebook?.cells ?? [];
   useEffect(() => {
     if (shownCells >= allCells.length) return;
-    const timer = setTimeout(() => setShownCells((shown) => shown + MORE_CELLS));
+    // A transition: React renders the cells in slices, yielding to typing and scrolling between them.
+    const timer = setTimeout(() => startTransition(() => setShownCells((shown) => shown + MORE_CELLS)));
     return () => clearTimeout(timer);
   }, [shownCells, allCells.length]);
   const cells = allCells.length > shownCells ? allCells.slice(0, shownCells) : allCells;
