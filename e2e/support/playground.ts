@@ -6,16 +6,25 @@ export async function openPlayground(page: Page): Promise<void> {
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
 }
 
+/** Cell `n` (from 1) of the open notebook. */
+export function cell(page: Page, n = 1) {
+  return page.getByRole("region", { name: `Cell ${n}`, exact: true });
+}
+
+/** The code of the open notebook's first cell. */
 export function editor(page: Page) {
-  return page.getByRole("textbox", { name: "Python code" });
+  return cell(page).getByRole("textbox", { name: "Python code" });
 }
 
+/** The output of the open notebook's first cell. */
 export function output(page: Page) {
-  return page.getByRole("region", { name: "Output" });
+  return cell(page).getByRole("region", { name: "Output" });
 }
 
-/** Replace the editor's code with `code`. */
+/** Replace the first cell's code with `code`. */
 export async function setCode(page: Page, code: string): Promise<void> {
+  // The editor is made as the cell comes into view (or is focused): fill it once it is there.
+  await expect(editor(page)).toHaveAttribute("contenteditable", /true|false/, { timeout: 30_000 });
   await editor(page).fill(code);
   await expect(editor(page)).toHaveText(code.split("\n").join(""), { useInnerText: false });
 }
@@ -24,15 +33,15 @@ async function finishedRuns(page: Page): Promise<number> {
   return Number(await output(page).getAttribute("data-finished-runs"));
 }
 
-/** Start a run and return at once; the returned function waits for it to end. */
+/** Start a run of the first cell and return at once; the returned function waits for it to end. */
 export async function startRun(page: Page, code: string): Promise<(timeout?: number) => Promise<void>> {
   await setCode(page, code);
   const before = await finishedRuns(page);
-  await page.getByRole("button", { name: "Run" }).click();
+  await cell(page).getByRole("button", { name: "Run cell" }).click();
   return (timeout = 90_000) => expect(output(page)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout });
 }
 
-/** Run `code` and wait for the run to end. */
+/** Run `code` in the first cell and wait for the run to end. */
 export async function run(page: Page, code: string): Promise<void> {
   await (await startRun(page, code))();
 }

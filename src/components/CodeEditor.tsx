@@ -9,17 +9,21 @@ interface Props {
   onChange: (value: string) => void;
   /** Ctrl/Cmd+Enter. */
   onRun?: () => void;
+  /** Shift+Enter (without it, Shift+Enter breaks the line). */
+  onRunAndAdvance?: () => void;
+  /** Focus the editor once made. */
+  autoFocus?: boolean;
   readOnly?: boolean;
   label?: string;
 }
 
 /** CodeMirror 6 with Python highlighting; the text is owned by the editor after mount. */
-export function CodeEditor({ value, onChange, onRun, readOnly = false, label = "Python code" }: Props) {
+export function CodeEditor({ value, onChange, onRun, onRunAndAdvance, autoFocus = false, readOnly = false, label = "Python code" }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
-  const callbacks = useRef({ onChange, onRun });
+  const callbacks = useRef({ onChange, onRun, onRunAndAdvance });
   useEffect(() => {
-    callbacks.current = { onChange, onRun };
+    callbacks.current = { onChange, onRun, onRunAndAdvance };
   });
 
   useEffect(() => {
@@ -37,6 +41,14 @@ export function CodeEditor({ value, onChange, onRun, readOnly = false, label = "
                 return true;
               },
             },
+            {
+              key: "Shift-Enter",
+              run: () => {
+                if (!callbacks.current.onRunAndAdvance) return false;
+                callbacks.current.onRunAndAdvance();
+                return true;
+              },
+            },
           ]),
           basicSetup,
           python(),
@@ -50,6 +62,7 @@ export function CodeEditor({ value, onChange, onRun, readOnly = false, label = "
       }),
     });
     view.current = editor;
+    if (autoFocus) editor.focus();
     return () => editor.destroy();
     // The editor is created once; later `value` changes come from the editor itself.
     // eslint-disable-next-line react-hooks/exhaustive-deps

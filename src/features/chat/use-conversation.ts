@@ -10,12 +10,11 @@ import { readMessages } from "../../storage/read-off-thread";
 import { storageFailure } from "../../storage/db";
 import { keptValues, leaveKept, saveKept } from "../../storage/kept-saves";
 import { PYTHON_VERSION, type Settings } from "../../storage/settings";
-import { nameList, variablesLimit } from "../../runtime/output-model";
-import { grouped } from "../../runtime/file-limits";
 import { getSessionFiles } from "../../runtime/session-files";
 import type { PythonSession } from "../../runtime/python-session";
 import type { SessionSnapshot } from "../../../workers/python-api";
 import { announceSaved, onNote, useConversationLock } from "./conversation-lock";
+import { restoreVariables } from "../restore-variables";
 
 /** Conversations whose interpreter was already brought back on this page. */
 const restoredOnThisPage = new Set<string>();
@@ -173,29 +172,14 @@ export function useConversation(
         leaveKept(id, ["variables"], false);
         if (!cancelled) setNotice(`This conversation's Python variables were not brought back (${why}). They stay saved, and are brought back when you open this conversation again.`);
       };
-      void loadInterpreterState(id).then(
-        async (snapshot) => {
-          if (!snapshot || !snapshot.names.length) return;
-          setNotice("Bringing this conversation's Python variables back…");
-          // Those past the limit are said once, here: restored, the interpreter no longer has them.
-          const { notKept, ...kept } = snapshot;
-          let report;
-          try {
-            report = await session.restoreState(kept);
-          } catch (error) {
-            return notBack(error instanceof Error ? error.message : String(error));
-          }
-          // Values let go because their restore never ended: kept, they would hold up every reload.
-          if (session.savedState !== snapshot) saveVariables(id, session.savedState);
-          if (cancelled) return;
-          setNotice(
-            `Python state restored: ${nameList(report.kept) || "nothing"}.` +
-              (report.lost.length ? ` Not restored: ${nameList(report.lost)}.` : "") +
-              (notKept ? ` ${grouped(notKept)} more were not kept: ${variablesLimit()}` : ""),
-          );
-        },
-        (error: unknown) => notBack(`the browser's storage could not read them: ${storageFailure(error)}`),
-      );
+      void restoreVariables({
+        session,
+        what: "conversation",
+        load: () => loadInterpreterState(id),
+        save: (snapshot) => saveVariables(id, snapshot),
+        say: (text) => !cancelled && setNotice(text),
+        notBack,
+      });
     }
     return () => {
       cancelled = true;

@@ -1,0 +1,438 @@
+import { startTransition, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import type { SessionSnapshot } from "../../../workers/python-api";
+import { runCode } from "../../execution/run-code";
+import type { OutputItem } from "../../model/output";
+import { newCell, type CellKind, type Notebook } from "../../notebook/model";
+import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers";
+import type { SessionState } from "../../runtime/python-session";
+import { sessionConfig } from "../../runtime/session-config";
+import { usePythonSession } from "../../runtime/use-python-session";
+import { storageFailure } from "../../storage/db";
+import { loadNotebookState, notebookScope, saveCellOutputs, saveNotebook, saveNotebookState } from "../../storage/notebooks";
+import { readNotebook } from "../../storage/read-off-thread";
+import { welcomeNotebook } from "../../notebook/welcome";
+import { leaveKept, saveKept } from "../../storage/kept-saves";
+import { FilesPanel } from "../files/FilesPanel";
+import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
+import { useSettings } from "../settings/settings-context";
+import { restoreVariables } from "../restore-variables";
+import { tabLocks } from "../tab-lock";
+import { Cell, type CellActions } from "./Cell";
+import { NotebookRuns, type RunsHost } from "./notebook-runs";
+import { RunStatusLine } from "./RunStatusLine";
+
+/** One tab at a time edits and runs a notebook; the others follow it read-only (see tab-lock.ts). */
+export const notebookLocks = tabLocks("notebook");
+
+/** Notebooks whose interpreter was already brought back on this page. */
+const restoredOnThisPage = new Set<string>();
+
+/** What the status line says in a tab that follows another one's runs (it starts no Python of its own). */
+const FOLLOWING: SessionState = { kind: "loading", message: "Python runs in the tab that edits this notebook" };
+
+/**
+ * A long notebook is shown this many cells at first, then this many more per task: hundreds
+ * of cells made in one task would hold the page up for longer than a frame or ten.
+ */
+const FIRST_CELLS = 12;
+const MORE_CELLS = 16;
+
+/** Edits are saved this long after the last one. */
+const SAVE_AFTER_MS = 250;
+
+function saveVariables(notebookId: string, snapshot: SessionSnapshot) {
+  void saveKept(`${notebookId}:variables`, "this notebook's Python variables", snapshot, (value) => saveNotebookState(notebookId, value));
+}
+
+interface Props {
+  id: string;
+  /** The notebook's title changed (typed here, or saved by another tab). */
+  onTitle: (id: string, title: string) => void;
+  /** The notebook is not in storage (deleted meanwhile). */
+  onMissing: (id: string) => void;
+}
+
+/**
+ * The open notebook: its cells, run one at a time in order in the notebook's own interpreter,
+ * its toolbar and files. Edits and outputs are saved as they come, and its variables after
+ * each run that ends ok; a reload brings all of them back.
+ */
+export function NotebookView({ id, onTitle, onMissing }: Props) {
+  const { settings, loaded } = useSettings();
+  const [notebook, setNotebook] = useState<Notebook | null>(null);
+  /** The notebook as shown, up to the last edit (set with each edit, before React renders it). */
+  const current = useRef<Notebook | null>(null);
+  /** An edit not saved yet. */
+  const dirty = useRef(false);
+  const [saveProblem, setSaveProblem] = useState("");
+  const [loadProblem, setLoadProblem] = useState("");
+  const [notice, setNotice] = useState("");
+  const lastFocused = useRef<string | null>(null);
+  const [focusRequest, setFocusRequest] = useState<{ id: string; seq: number } | null>(null);
+  const focusCell = useCallback((cellId: string) => setFocusRequest((before) => ({ id: cellId, seq: (before?.seq ?? 0) + 1 })), []);
+
+  const flush = useRef<() => Promise<void>>(async () => undefined);
+  /** The notebook's runs (the view is made again for another notebook). */
+  const runs = useMemo(() => new NotebookRuns(), []);
+  const { hold, takeOver } = notebookLocks.useTabLock(id, async () => {
+    runs.stop();
+    await runs.idle();
+    await flush.current();
+  });
+  const here = hold === "here";
+  const readOnly = !here;
+
+  const scope = notebookScope(id);
+  const config = useMemo(() => (loaded && here ? sessionConfig(settings, { allowInput: true, network: true }) : null), [loaded, here, settings]);
+  const { session, state } = usePythonSession(scope, config);
+  const { files, state: filesState } = useSessionFiles(scope, session);
+  /** What the runs read when they start and end (the newest session, settings and files). */
+  const live = useRef({ session, config, settings, files });
+  useEffect(() => {
+    live.current = { session, config, settings, files };
+  });
+
+  const saveOutputs = useCallback(
+    (cellId: string, outputs: readonly OutputItem[]) =>
+      saveCellOutputs(id, cellId, [...outputs]).then(
+        () => {
+          notebookLocks.announceSaved(id);
+          setSaveProblem("");
+        },
+        (error: unknown) => {
+          console.error("Could not save a cell's output.", error);
+          setSaveProblem(storageFailure(error));
+        },
+      ),
+    [id],
+  );
+
+  /** Apply `update` to the notebook shown, and save it shortly. */
+  const change = useCallback((update: (notebook: Notebook) => Notebook) => {
+    const before = current.current;
+    if (!before) return;
+    const next = update(before);
+    if (next === before) return;
+    current.current = next;
+    dirty.current = true;
+    setNotebook(next);
+  }, []);
+
+  useEffect(() => {
+    const host: RunsHost = {
+      source: (cellId) => current.current?.cells.find((cell) => cell.id === cellId && cell.kind === "code")?.source,
+      execute: (source, { signal, onEvent, onSandbox }) => {
+        const { session, config, settings } = live.current;
+        if (!session || !config) throw new Error("Python is not started in this tab.");
+        return runCode(source, {
+          session,
+          backend: settings.backend,
+          sandbox: sandboxChoice(sandboxProvider(settings, notebookScope(id))),
+          noSandbox: noSandboxReason(),
+          // The person's own code leaves the browser only when they press "Run on <provider>".
+          askFirst: true,
+          forceSandbox: onSandbox,
+          deadlineMs: config.timeoutMs,
+          signal,
+          onEvent,
+        });
+      },
+      counted: (cellId, count) =>
+        change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.id === cellId ? { ...cell, executionCount: count, fileOutputs: undefined } : cell)) })),
+      outputs: (cellId, outputs) => void saveOutputs(cellId, outputs),
+      finished: async (cellId, source, run) => {
+        await saveOutputs(cellId, run.outputs);
+        const { session, files, settings } = live.current;
+        if (run.outcome.status === "ok" && session) saveVariables(id, session.savedState);
+        await files?.sync();
+        const sandbox = sandboxChoice(sandboxProvider(settings, notebookScope(id)));
+        if (run.outcome.status === "unavailable" && !run.outcome.ranOn && sandbox) runs.offer(cellId, sandbox.provider, source);
+      },
+    };
+    runs.connect(host);
+  }, [id, runs, change, saveOutputs]);
+  const { running } = useSyncExternalStore(runs.subscribe, () => runs.view);
+  const runningOwner = running ? runs.cell(running).owner : null;
+  const startedAt = useSyncExternalStore(
+    (listener) => runningOwner?.subscribe(listener) ?? (() => undefined),
+    () => runningOwner?.current.startedAt ?? 0,
+  );
+
+  const persist = useCallback(async () => {
+    const shown = current.current;
+    if (!shown || !dirty.current) return;
+    dirty.current = false;
+    try {
+      await saveNotebook({ ...shown, updatedAt: Date.now() });
+      notebookLocks.announceSaved(id);
+      setSaveProblem("");
+      setLoadProblem("");
+    } catch (error) {
+      console.error("Could not save the notebook.", error);
+      // Saved again at the next edit.
+      dirty.current = true;
+      setSaveProblem(storageFailure(error));
+    }
+  }, [id]);
+  useEffect(() => {
+    flush.current = persist;
+  }, [persist]);
+
+  // Saved shortly after each edit.
+  useEffect(() => {
+    if (!notebook || !dirty.current || !here) return;
+    const timer = setTimeout(() => void persist(), SAVE_AFTER_MS);
+    return () => clearTimeout(timer);
+  }, [notebook, here, persist]);
+
+  // While an edit is not saved, closing or reloading the page asks first (the browser's own "Leave site?").
+  useEffect(() => {
+    if (!saveProblem) return;
+    const askFirst = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener("beforeunload", askFirst);
+    return () => window.removeEventListener("beforeunload", askFirst);
+  }, [saveProblem]);
+
+  // The notebook as stored: read when this tab takes it, and again at each save of the tab that edits it while this one follows.
+  useEffect(() => {
+    if (hold === "waiting") return;
+    let cancelled = false;
+    const show = (stored: Notebook) => {
+      current.current = stored;
+      dirty.current = false;
+      setNotebook(stored);
+      for (const cell of stored.cells) runs.cell(cell.id, cell.outputs).owner.show(cell.outputs);
+      runs.countFrom(Math.max(0, ...stored.cells.map((cell) => cell.executionCount ?? 0)));
+    };
+    const load = () =>
+      readNotebook(id).then(
+        (stored) => {
+          if (cancelled) return;
+          if (!stored) return onMissing(id);
+          show(stored);
+          setLoadProblem("");
+          onTitle(id, stored.title);
+        },
+        (error: unknown) => {
+          if (cancelled) return;
+          setLoadProblem(storageFailure(error));
+          // What is stored stays: the example shown is not saved over it until the person edits or runs code here.
+          if (!current.current) show({ ...welcomeNotebook(), id });
+        },
+      );
+    if (hold !== "here") {
+      // The tab that edits it holds the newer variables: they are brought back here if this tab takes over.
+      restoredOnThisPage.delete(id);
+      leaveKept(id, ["variables"], false);
+      void load();
+      const stopFollowing = notebookLocks.onNote("saved", id, () => void load());
+      return () => {
+        cancelled = true;
+        stopFollowing();
+      };
+    }
+    leaveKept(id, ["variables"], true);
+    void load();
+    return () => {
+      cancelled = true;
+    };
+  }, [hold, id, runs, onTitle, onMissing]);
+
+  // The variables saved after the last run that ended ok come back once per page.
+  useEffect(() => {
+    if (!here || !session || restoredOnThisPage.has(id)) return;
+    restoredOnThisPage.add(id);
+    let cancelled = false;
+    /** The stored variables did not come back: none are written over them, and opening the notebook again tries again. */
+    const notBack = (why: string) => {
+      restoredOnThisPage.delete(id);
+      leaveKept(id, ["variables"], false);
+      if (!cancelled) setNotice(`This notebook's Python variables were not brought back (${why}). They stay saved, and are brought back when you open this notebook again.`);
+    };
+    void restoreVariables({
+      session,
+      what: "notebook",
+      load: () => loadNotebookState(id),
+      save: (snapshot) => saveVariables(id, snapshot),
+      say: (text) => !cancelled && setNotice(text),
+      notBack,
+    });
+    return () => {
+      cancelled = true;
+    };
+  }, [here, session, id]);
+
+  /** Adds a cell after the one focused last (else at the end), and moves focus into it. */
+  const addCell = useCallback(
+    (kind: CellKind, after = lastFocused.current) => {
+      const cell = newCell(kind);
+      if (kind === "markdown") runs.cell(cell.id).set({ editing: true });
+      change((notebook) => {
+        const index = notebook.cells.findIndex((c) => c.id === after);
+        const cells = [...notebook.cells];
+        cells.splice(index < 0 ? cells.length : index + 1, 0, cell);
+        return { ...notebook, cells };
+      });
+      focusCell(cell.id);
+    },
+    [change, runs, focusCell],
+  );
+
+  const actions = useMemo<CellActions>(
+    () => ({
+      edit: (cellId, source) => change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.id === cellId ? { ...cell, source } : cell)) })),
+      run: (cellId, advance, onSandbox = false) => {
+        const cells = current.current?.cells ?? [];
+        const index = cells.findIndex((cell) => cell.id === cellId);
+        const cell = cells[index];
+        if (!cell) return;
+        if (cell.kind === "code") runs.enqueue([cellId], onSandbox);
+        if (cell.kind === "markdown") runs.cell(cellId).set({ editing: false });
+        if (!advance) return;
+        const next = cells[index + 1];
+        if (next) focusCell(next.id);
+        else addCell("code", cellId);
+      },
+      remove: (cellId) => {
+        runs.forget(cellId);
+        if (lastFocused.current === cellId) lastFocused.current = null;
+        change((notebook) => ({ ...notebook, cells: notebook.cells.filter((cell) => cell.id !== cellId) }));
+      },
+      move: (cellId, by) =>
+        change((notebook) => {
+          const index = notebook.cells.findIndex((cell) => cell.id === cellId);
+          const to = index + by;
+          if (index < 0 || to < 0 || to >= notebook.cells.length) return notebook;
+          const cells = [...notebook.cells];
+          [cells[index], cells[to]] = [cells[to], cells[index]];
+          return { ...notebook, cells };
+        }),
+      changeKind: (cellId, kind) => {
+        const cell = current.current?.cells.find((c) => c.id === cellId);
+        if (!cell || cell.kind === kind) return;
+        if (cell.kind === "code") {
+          // What it showed as code goes with it.
+          runs.forget(cellId);
+          runs.cell(cellId).owner.show([]);
+          void saveOutputs(cellId, []);
+        }
+        runs.cell(cellId).set({ editing: kind === "markdown", state: "idle", offer: "" });
+        change((notebook) => ({
+          ...notebook,
+          cells: notebook.cells.map((c) => (c.id === cellId ? { ...c, kind, executionCount: null, outputs: [], fileOutputs: undefined } : c)),
+        }));
+        focusCell(cellId);
+      },
+      focused: (cellId) => {
+        lastFocused.current = cellId;
+      },
+      answer: (cellId, text) => {
+        runs.cell(cellId).owner.answered(text);
+        live.current.session?.answerInput(text);
+      },
+    }),
+    [change, runs, focusCell, addCell, saveOutputs],
+  );
+
+  const runAll = () => {
+    const cells = current.current?.cells ?? [];
+    for (const cell of cells) if (cell.kind === "markdown") runs.cell(cell.id).set({ editing: false });
+    runs.enqueue(cells.filter((cell) => cell.kind === "code").map((cell) => cell.id));
+  };
+  const restart = async () => {
+    if (!session) return;
+    runs.stop();
+    runs.resetCounter();
+    change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.executionCount === null ? cell : { ...cell, executionCount: null })) }));
+    for (const cell of current.current?.cells ?? []) runs.cell(cell.id).set({ state: "idle" });
+    setNotice("");
+    await session.restart();
+    // The variables saved before are not brought back after a reload.
+    saveVariables(id, session.savedState);
+  };
+
+  const [shownCells, setShownCells] = useState(FIRST_CELLS);
+  const allCells = notebook?.cells ?? [];
+  useEffect(() => {
+    if (shownCells >= allCells.length) return;
+    // A transition: React renders the cells in slices, yielding to typing and scrolling between them.
+    const timer = setTimeout(() => startTransition(() => setShownCells((shown) => shown + MORE_CELLS)));
+    return () => clearTimeout(timer);
+  }, [shownCells, allCells.length]);
+  const cells = allCells.length > shownCells ? allCells.slice(0, shownCells) : allCells;
+  return (
+    <div className="notebook" {...fileDropTarget(files)}>
+      <div className="notebook-head">
+        <input
+          className="notebook-title"
+          aria-label="Notebook title"
+          value={notebook?.title ?? ""}
+          readOnly={readOnly}
+          onChange={(event) => {
+            const title = event.target.value;
+            change((notebook) => ({ ...notebook, title }));
+            onTitle(id, title);
+          }}
+        />
+      </div>
+      <div className="toolbar notebook-toolbar">
+        <button type="button" onClick={runAll} disabled={!session || readOnly || !notebook}>
+          Run all
+        </button>
+        <button type="button" onClick={() => runs.stop()} disabled={!running}>
+          Stop
+        </button>
+        <button type="button" onClick={() => void restart()} disabled={!session || readOnly}>
+          Restart
+        </button>
+        <button type="button" onClick={() => addCell("code")} disabled={readOnly || !notebook}>
+          Add code cell
+        </button>
+        <button type="button" onClick={() => addCell("markdown")} disabled={readOnly || !notebook}>
+          Add Markdown cell
+        </button>
+        <RunStatusLine state={session ? state : readOnly ? FOLLOWING : state} running={running !== null} startedAt={startedAt} />
+      </div>
+      {readOnly && hold !== "waiting" && (
+        <p className="notice notice-info notebook-elsewhere">
+          {hold === "taking"
+            ? "Taking this notebook over: the other tab is stopping its run and saving…"
+            : "This notebook is open in another tab, which edits and runs it; here it follows what that tab saves."}
+          {hold === "elsewhere" && (
+            <button type="button" className="link-button" onClick={takeOver}>
+              Use it here
+            </button>
+          )}
+        </p>
+      )}
+      {notice && <p className="notice notice-info">{notice}</p>}
+      {loadProblem && (
+        <p className="notice notice-warning" role="alert">
+          Your saved code could not be read from the browser's storage ({loadProblem}), so the example is shown. What is stored
+          stays until you edit or run code here; a reload tries to read it again.
+        </p>
+      )}
+      {saveProblem && (
+        <p className="notice notice-warning" role="alert">
+          Your code could not be saved, so a reload would lose it ({saveProblem}). Free some space in the browser's storage; it is
+          saved again at your next edit.
+        </p>
+      )}
+      <div className="cells">
+        {cells.map((cell, index) => (
+          <Cell
+            key={cell.id}
+            cell={cell}
+            index={index}
+            last={index === allCells.length - 1}
+            runs={runs}
+            readOnly={readOnly}
+            focusSeq={focusRequest?.id === cell.id ? focusRequest.seq : 0}
+            actions={actions}
+          />
+        ))}
+      </div>
+      <FilesPanel files={files} state={filesState} />
+    </div>
+  );
+}
