@@ -159,7 +159,7 @@ print("forging")`,
   // The attack ran: the forged reply went out; and the page still answers.
   await run(page, "js.MessagePort.prototype.postMessage = post\nlen(forged) > 0");
   await expect(output(page)).toHaveText("True");
-  await expect(page.getByRole("button", { name: "Run" })).toBeVisible();
+  await expect(page.getByRole("region", { name: "Cell 1" }).getByRole("button", { name: "Run cell" })).toBeEnabled();
 });
 
 test("hostile Python in a chat tool call has no network and cannot reach the key", async ({ page }) => {

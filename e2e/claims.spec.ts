@@ -145,8 +145,9 @@ test("files Python creates, changes or deletes show up; hidden files and __pycac
     data.items.add(new File(["dropped,1\n"], "dropped.csv", { type: "text/csv" }));
     return data;
   });
-  await page.locator("main.playground").dispatchEvent("dragover", { dataTransfer: transfer });
-  await page.locator("main.playground").dispatchEvent("drop", { dataTransfer: transfer });
+  // Dropped on the notebook.
+  await page.getByRole("region", { name: "Cell 1" }).dispatchEvent("dragover", { dataTransfer: transfer });
+  await page.getByRole("region", { name: "Cell 1" }).dispatchEvent("drop", { dataTransfer: transfer });
   await expect(files).toContainText("dropped.csv");
   await run(page, "print(open('dropped.csv').read().strip())");
   await expect(output(page)).toHaveText("dropped,1");

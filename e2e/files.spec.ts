@@ -66,21 +66,37 @@ test("an uploaded CSV is read by Python, a result file is downloaded, a deleted 
   await expect(output(page)).toContainText("Lima,19 mean temp 16.7 False");
 });
 
-test("two tabs of the Playground share its files: an upload, a file Python wrote and a delete in one reach the other's list and Python", async ({ page }) => {
-  await openPlayground(page);
+/** Open the notebook `page` has open in a second tab, which follows it read-only. */
+async function secondTab(page: Page): Promise<Page> {
   const other = await page.context().newPage();
-  await openPlayground(other);
+  await other.goto(page.url());
+  await expect(other.getByRole("status")).toContainText("Python runs in the tab that edits this notebook", { timeout: 30_000 });
+  return other;
+}
+
+/** `tab` takes the notebook over, and its Python is ready. */
+async function useHere(tab: Page): Promise<void> {
+  await tab.getByRole("button", { name: "Use it here" }).click();
+  await expect(tab.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+}
+
+test("two tabs of one notebook share its files: an upload, a file Python wrote and a delete in one reach the other's list and Python", async ({ page }) => {
+  await openPlayground(page);
+  const other = await secondTab(page);
   await upload(page, [{ name: "shared.csv", mimeType: "text/csv", buffer: Buffer.from("a,b\n1,2\n") }]);
   await expect(filesList(other).getByRole("listitem").filter({ hasText: "shared.csv" })).toContainText("8 bytes");
+  await useHere(other);
   await run(other, "print('row:', open('shared.csv').read().split()[1])\nopen('made.txt', 'w').write('made in the other tab')");
   await expect(output(other)).toContainText("row: 1,2");
   await expect(filesList(page).getByRole("listitem").filter({ hasText: "made.txt" })).toBeVisible();
+  await useHere(page);
   await run(page, "print(open('made.txt').read())");
   await expect(output(page)).toContainText("made in the other tab");
 
   await page.getByRole("button", { name: "Delete shared.csv" }).click();
   await page.getByRole("group", { name: "Delete shared.csv?" }).getByRole("button", { name: "Delete", exact: true }).click();
   await expect(filesList(other).getByRole("listitem").filter({ hasText: "shared.csv" })).toHaveCount(0);
+  await useHere(other);
   await run(other, "import os\nprint('still there:', os.path.exists('shared.csv'), os.path.exists('made.txt'))");
   await expect(output(other)).toContainText("still there: False True");
   // Nothing went back and forth: each tab lists the two tabs' one file left.
@@ -89,12 +105,12 @@ test("two tabs of the Playground share its files: an upload, a file Python wrote
   await other.close();
 });
 
-test("a file another tab saves during a run is not put in under it: uploads here still go on, and what the run wrote is kept in both tabs", async ({ page }) => {
+test("a file the other tab saves during a run is not put in under it: uploads here still go on, and what the run wrote is kept in both tabs", async ({ page }) => {
   await openPlayground(page);
-  const other = await page.context().newPage();
-  await openPlayground(other);
+  const other = await secondTab(page);
   const finished = await startRun(page, "open('out.txt', 'w').write('from this run')\nimport time\ntime.sleep(8)\nprint('during the run:', open('out.txt').read())");
   await expect(page.getByRole("status")).toContainText("Running");
+  // The tab that follows the notebook read-only still keeps files for it.
   await upload(other, [{ name: "out.txt", mimeType: "text/plain", buffer: Buffer.from("uploaded in the other tab") }]);
   await expect(filesList(page).getByRole("listitem").filter({ hasText: "out.txt" })).toContainText("25 bytes");
   // An upload here during the run is saved and listed at once, not held up by the other tab's file.
@@ -104,11 +120,12 @@ test("a file another tab saves during a run is not put in under it: uploads here
   await finished();
   await expect(output(page)).toContainText("during the run: from this run");
   // The run ended after the upload: what it wrote is the file, in both tabs' lists and Pythons.
-  for (const tab of [page, other]) {
-    await expect(filesList(tab).getByRole("listitem").filter({ hasText: "out.txt" })).toContainText("13 bytes");
-    await run(tab, "print('now:', open('out.txt').read(), open('mine.txt').read())");
-    await expect(output(tab)).toContainText("now: from this run mine");
-  }
+  await expect(filesList(other).getByRole("listitem").filter({ hasText: "out.txt" })).toContainText("13 bytes");
+  await run(page, "print('now:', open('out.txt').read(), open('mine.txt').read())");
+  await expect(output(page)).toContainText("now: from this run mine");
+  await useHere(other);
+  await run(other, "print('now:', open('out.txt').read(), open('mine.txt').read())");
+  await expect(output(other)).toContainText("now: from this run mine");
   await other.close();
 });
 

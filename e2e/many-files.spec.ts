@@ -4,21 +4,22 @@ import { openPlayground, output, run, startRun } from "./support/playground";
 
 const filesList = (page: Page) => page.getByRole("list", { name: "Files" });
 
-/** How many files the Playground has in storage, read straight from IndexedDB. */
+/** How many files the open notebook has in storage, read straight from IndexedDB. */
 const storedCount = (page: Page) =>
   page.evaluate(
-    () =>
+    (scope) =>
       new Promise<number>((resolve, reject) => {
         const open = indexedDB.open("kiln");
         open.onerror = () => reject(open.error);
         open.onsuccess = () => {
-          const count = open.result.transaction("files").objectStore("files").index("scope").count("playground");
+          const count = open.result.transaction("files").objectStore("files").index("scope").count(scope);
           count.onsuccess = () => {
             open.result.close();
             resolve(count.result);
           };
         };
       }),
+    `notebook:${decodeURIComponent(new URL(page.url()).hash.replace("#/playground/", ""))}`,
   );
 
 /**

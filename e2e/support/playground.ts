@@ -11,14 +11,20 @@ export function cell(page: Page, n = 1) {
   return page.getByRole("region", { name: `Cell ${n}`, exact: true });
 }
 
-/** The code of the open notebook's first cell. */
+/** The widget's page (`embed.html`) has one editor and one output; the Playground, a notebook of cells. */
+const isWidget = (page: Page) => new URL(page.url()).pathname.endsWith("/embed.html");
+
+/** Where the helpers below act: the open notebook's first cell, or the whole widget. */
+const first = (page: Page) => (isWidget(page) ? page.locator("body") : cell(page));
+
+/** The code of the open notebook's first cell (the widget's editor). */
 export function editor(page: Page) {
-  return cell(page).getByRole("textbox", { name: "Python code" });
+  return first(page).getByRole("textbox", { name: "Python code" });
 }
 
-/** The output of the open notebook's first cell. */
+/** The output of the open notebook's first cell (the widget's output). */
 export function output(page: Page) {
-  return cell(page).getByRole("region", { name: "Output" });
+  return first(page).getByRole("region", { name: "Output" });
 }
 
 /** Replace the first cell's code with `code`. */
@@ -37,7 +43,9 @@ async function finishedRuns(page: Page): Promise<number> {
 export async function startRun(page: Page, code: string): Promise<(timeout?: number) => Promise<void>> {
   await setCode(page, code);
   const before = await finishedRuns(page);
-  await cell(page).getByRole("button", { name: "Run cell" }).click();
+  await first(page)
+    .getByRole("button", { name: isWidget(page) ? "Run" : "Run cell", exact: true })
+    .click();
   return (timeout = 90_000) => expect(output(page)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout });
 }
 

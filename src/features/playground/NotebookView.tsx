@@ -27,7 +27,7 @@ export const notebookLocks = tabLocks("notebook");
 /** Notebooks whose interpreter was already brought back on this page. */
 const restoredOnThisPage = new Set<string>();
 
-/** What the status line says in a tab that follows another one's runs (it starts no Python of its own). */
+/** What the status line says in a tab that follows another one's runs. */
 const FOLLOWING: SessionState = { kind: "loading", message: "Python runs in the tab that edits this notebook" };
 
 /**
@@ -83,7 +83,9 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
   const readOnly = !here;
 
   const scope = notebookScope(id);
-  const config = useMemo(() => (loaded && here ? sessionConfig(settings, { allowInput: true, network: true }) : null), [loaded, here, settings]);
+  // A tab that follows another one's runs has an interpreter too, as a conversation's does: its
+  // files are kept and listed as the other tab's are, and it is ready when this tab takes over.
+  const config = useMemo(() => (loaded ? sessionConfig(settings, { allowInput: true, network: true }) : null), [loaded, settings]);
   const { session, state } = usePythonSession(scope, config);
   const { files, state: filesState } = useSessionFiles(scope, session);
   /** What the runs read when they start and end (the newest session, settings and files). */
@@ -391,7 +393,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
         <button type="button" onClick={() => addCell("markdown")} disabled={readOnly || !notebook}>
           Add Markdown cell
         </button>
-        <RunStatusLine state={session ? state : readOnly ? FOLLOWING : state} running={running !== null} startedAt={startedAt} />
+        <RunStatusLine state={readOnly && hold !== "waiting" ? FOLLOWING : state} running={running !== null} startedAt={startedAt} />
       </div>
       {readOnly && hold !== "waiting" && (
         <p className="notice notice-info notebook-elsewhere">
