@@ -1,5 +1,6 @@
 import type { MimeBundle } from "../../workers/python-api";
 import type { CellRecord, ChatMessage, Conversation } from "../model/conversation";
+import { nbLines, nbOutputs } from "../notebook/nbformat-outputs";
 
 /**
  * Makes what an export carries inert for a reader that trusts it and renders it as it is
@@ -50,39 +51,6 @@ export function toMarkdown(conversation: Conversation, messages: readonly ChatMe
   return `${parts.join("\n\n")}\n`;
 }
 
-const lines = (text: string) => text.split(/(?<=\n)/);
-
-type NotebookOutput = Record<string, unknown>;
-
-function notebookOutputs(cell: CellRecord, count: number, clean: OutputCleaner): NotebookOutput[] {
-  const outputs: NotebookOutput[] = [];
-  // nbformat: JSON as JSON, base64 images as one string, text as lines.
-  const bundle = (data: MimeBundle) =>
-    Object.fromEntries(
-      Object.entries(clean.bundle(data)).map(([mime, value]): [string, unknown] => {
-        if (mime === "application/json") return [mime, JSON.parse(value)];
-        return [mime, mime === "image/png" || mime === "image/jpeg" ? value : lines(value)];
-      }),
-    );
-  for (const item of cell.outputs) {
-    if (item.kind === "stream") outputs.push({ output_type: "stream", name: item.name, text: lines(item.text) });
-    else if (item.kind === "display") outputs.push({ output_type: "display_data", data: bundle(item.data), metadata: {} });
-    else if (item.kind === "value") {
-      outputs.push({ output_type: "execute_result", data: bundle(item.data), metadata: {}, execution_count: count });
-    } else if (item.kind === "error") {
-      outputs.push({
-        output_type: "error",
-        ename: item.error.ename,
-        evalue: item.error.evalue,
-        traceback: item.error.traceback.split("\n"),
-      });
-    } else if (item.kind === "notice") {
-      outputs.push({ output_type: "stream", name: "stderr", text: [`${item.text}\n`] });
-    }
-  }
-  return outputs;
-}
-
 /** The conversation's Python cells with their outputs, and its text as Markdown cells (nbformat 4). */
 export function toNotebook(messages: readonly ChatMessage[], clean: OutputCleaner, pythonVersion = "3"): string {
   const cells = cellsById(messages);
@@ -92,7 +60,7 @@ export function toNotebook(messages: readonly ChatMessage[], clean: OutputCleane
     for (const block of message.content) {
       if (block.type === "text" && block.text.trim()) {
         const text = message.role === "user" ? `**You:** ${block.text}` : block.text;
-        notebookCells.push({ cell_type: "markdown", metadata: {}, source: lines(clean.markdown(text)) });
+        notebookCells.push({ cell_type: "markdown", metadata: {}, source: nbLines(clean.markdown(text)) });
       } else if (block.type === "tool_call") {
         const cell = cells.get(block.id);
         if (!cell) continue;
@@ -101,8 +69,8 @@ export function toNotebook(messages: readonly ChatMessage[], clean: OutputCleane
           cell_type: "code",
           execution_count: count,
           metadata: {},
-          source: lines(cell.code),
-          outputs: notebookOutputs(cell, count, clean),
+          source: nbLines(cell.code),
+          outputs: nbOutputs(cell.outputs, count, (data) => clean.bundle(data)),
         });
       }
     }

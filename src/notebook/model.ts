@@ -48,3 +48,9 @@ export function newCellId(): string {
 export function newCell(kind: CellKind, source = ""): NotebookCell {
   return { id: newCellId(), kind, source, outputs: [], executionCount: null, metadata: {} };
 }
+
+/** A new notebook of these cells (by default one empty code cell), made now. */
+export function newNotebook(title: string, cells = [newCell("code")], metadata: Record<string, unknown> = {}): Notebook {
+  const now = Date.now();
+  return { id: crypto.randomUUID(), title, cells, metadata, createdAt: now, updatedAt: now };
+}

@@ -5,8 +5,7 @@
  * output in one record, which is read and cut to the output limits there, off the page's thread.
  */
 import type { OutputItem } from "../model/output";
-import { newCell } from "../notebook/model";
-import { newNotebook } from "../notebook/welcome";
+import { newCell, newNotebook } from "../notebook/model";
 import { openAppDb, type StoredPlayground } from "./db";
 import { capStoredOutputs } from "./output-caps";
 import { notebookScope, outputParts, PART_CHARS, storedNotebook } from "./notebooks";
