@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
-import { newNotebook, welcomeNotebook } from "../../notebook/welcome";
+import { newNotebook } from "../../notebook/model";
+import { welcomeNotebook } from "../../notebook/welcome";
 import { disposeSession } from "../../runtime/use-python-session";
 import { storageFailure } from "../../storage/db";
 import { dropKept } from "../../storage/kept-saves";
