@@ -1,10 +1,12 @@
 import { useCallback, useEffect, useState } from "react";
-import { newNotebook } from "../../notebook/model";
+import { newNotebook, type Notebook } from "../../notebook/model";
 import { welcomeNotebook } from "../../notebook/welcome";
 import { disposeSession } from "../../runtime/use-python-session";
 import { storageFailure } from "../../storage/db";
 import { dropKept } from "../../storage/kept-saves";
 import { NotebookList } from "./NotebookList";
+import { NotebookOpeningContext, pageDropTarget, useNotebookOpening } from "./NotebookFiles";
+import { sharedFromHash, useShareLanding } from "./share-landing";
 import { NotebookView, notebookLocks } from "./NotebookView";
 import { addNotebook, deleteNotebook, notebookScope, type NotebookSummary } from "../../storage/notebooks";
 import { readNotebookList } from "../../storage/read-off-thread";
@@ -12,8 +14,9 @@ import { readNotebookList } from "../../storage/read-off-thread";
 /** The notebook opened last in this browser, opened by `#/playground`. */
 const LAST_OPEN = "kiln-last-notebook";
 
-/** The notebook the URL names (`#/playground/<id>`), if any. */
+/** The notebook the URL names (`#/playground/<id>`), if any (a share link names none). */
 function idFromHash(): string | null {
+  if (sharedFromHash() !== null) return null;
   const match = /^#\/playground\/([^/?#]+)/.exec(location.hash);
   return match ? decodeURIComponent(match[1]) : null;
 }
@@ -57,8 +60,18 @@ export function Playground() {
   // Another tab deleted a notebook: it leaves the list here too.
   useEffect(() => notebookLocks.onAnyNote("deleted", () => void refresh()), [refresh]);
 
+  const adopt = useCallback(
+    async (notebook: Notebook) => {
+      await addNotebook(notebook);
+      await refresh();
+    },
+    [refresh],
+  );
+  const opening = useNotebookOpening(adopt);
+  const landing = useShareLanding(opening);
+
   const known = (id: string | null) => (id && notebooks?.some((notebook) => notebook.id === id) ? id : null);
-  const openId = known(wanted) ?? known(lastOpen()) ?? notebooks?.[0]?.id ?? null;
+  const openId = landing.pending ? null : (known(wanted) ?? known(lastOpen()) ?? notebooks?.[0]?.id ?? null);
   useEffect(() => {
     if (!openId) return;
     try {
@@ -106,7 +119,7 @@ export function Playground() {
   };
 
   return (
-    <main className="playground notebooks">
+    <main className="playground notebooks" {...pageDropTarget(opening)}>
       <NotebookList notebooks={notebooks ?? []} openId={openId} onOpen={open} onNew={() => void create()} onDelete={(id) => void remove(id)} />
       <div className="notebook-column">
         {problem && (
@@ -114,7 +127,14 @@ export function Playground() {
             Your notebooks could not be read from or written to the browser's storage ({problem}). What is stored stays; a reload tries again.
           </p>
         )}
-        {openId && <NotebookView key={openId} id={openId} onTitle={onTitle} onMissing={onMissing} />}
+        {opening.problem && (
+          <p className="notice notice-warning" role="alert">
+            {opening.problem}
+          </p>
+        )}
+        <NotebookOpeningContext.Provider value={opening}>
+          {openId && <NotebookView key={openId} id={openId} onTitle={onTitle} onMissing={onMissing} />}
+        </NotebookOpeningContext.Provider>
       </div>
     </main>
   );
