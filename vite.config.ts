@@ -33,7 +33,7 @@ export default defineConfig(({ mode }) => ({
         ],
       },
       injectManifest: {
-        globPatterns: ["**/*.{html,js,mjs,css,svg,png,json,wasm,zip,webmanifest}"],
+        globPatterns: ["**/*.{html,js,mjs,css,svg,png,json,wasm,zip,webmanifest,woff2}"],
         // Pyodide's WebAssembly and standard library are the big ones (about 10 MB together).
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
         // The plugin asks for the service worker in one file with Rollup's name for it, which

@@ -9,6 +9,7 @@ import os from "node:os";
 import { preview } from "vite";
 import { embedPage } from "./embed.mjs";
 import { manyFiles } from "./files.mjs";
+import { bigNotebook } from "./notebook.mjs";
 import { launchChromium, launchFirefox, TRIALS, wanted } from "./lib.mjs";
 import { markdownTable, printTable, runtimeRows } from "./report.mjs";
 import { bootCounts, harnessPage, interruptLatency, recovery, roundTrips, spareAndRestart, spareTasksHarness, STATES } from "./session.mjs";
@@ -127,6 +128,7 @@ try {
       if (wanted("flood")) r.flood = await step("flood", () => flood(browser, origin));
       if (wanted("upload")) r.upload = await step("upload", () => upload(browser, origin));
       if (wanted("manyFiles")) r.manyFiles = await step("Python ready with 10,000 files stored", () => manyFiles(browser, origin));
+      if (wanted("notebook")) r.notebook = await step("a 500-cell notebook", () => bigNotebook(browser, origin));
     } finally {
       await browser.close();
     }

@@ -25,12 +25,13 @@ async function playground(browser, origin, { outputLimitKiB, init } = {}) {
 
 const finishedRuns = (page) => page.evaluate(() => Number(document.querySelector("[data-finished-runs]")?.dataset.finishedRuns ?? 0));
 
-/** Types `code` into the editor, presses Run and waits for the finished-run count to go up; the Output region's text. */
+/** Types `code` into the first cell's editor, presses its Run cell and waits for the finished-run count to go up; the Output region's text. */
 export async function runInUi(page, code, timeout = 300_000) {
   const before = await finishedRuns(page);
-  await page.getByRole("textbox", { name: "Python code" }).fill(code);
+  const cell = page.getByRole("region", { name: "Cell 1" });
+  await cell.getByRole("textbox", { name: "Python code" }).fill(code);
   const start = await page.evaluate(() => performance.now());
-  await page.getByRole("button", { name: "Run" }).click();
+  await cell.getByRole("button", { name: "Run cell" }).click();
   const end = await waitFor(
     page,
     `run ${before + 1} to finish`,

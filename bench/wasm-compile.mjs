@@ -23,8 +23,9 @@ try {
     if (visit === 1) await page.goto(`http://localhost:${port}/#/playground`);
     else await page.reload();
     await page.getByRole("status").filter({ hasText: "Python ready" }).waitFor({ timeout: 120_000 });
-    await page.getByRole("textbox", { name: "Python code" }).fill("s = 0\nfor i in range(200000):\n    s += len(str(i))\nprint(s)");
-    await page.getByRole("button", { name: "Run" }).click();
+    const cell = page.getByRole("region", { name: "Cell 1" });
+    await cell.getByRole("textbox", { name: "Python code" }).fill("s = 0\nfor i in range(200000):\n    s += len(str(i))\nprint(s)");
+    await cell.getByRole("button", { name: "Run cell" }).click();
     await page.getByText("1088890").first().waitFor({ timeout: 120_000 });
     const events = JSON.parse((await browser.stopTracing()).toString()).traceEvents;
     const ms = (name) => Math.round(events.filter((e) => e.name === name && e.dur).reduce((sum, e) => sum + e.dur, 0) / 1000);

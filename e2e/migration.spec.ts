@@ -5,7 +5,7 @@
  */
 import { expect, test } from "./support/test";
 import { answered, apiBase, messages, requests, script, sendMessage, uniqueKey } from "./support/chat";
-import { editor, output } from "./support/playground";
+import { editor, output, run } from "./support/playground";
 
 test("a schema-3 database migrates: conversation, messages, cells, files, interpreter state, sandbox and key", async ({ page }) => {
   const key = uniqueKey("migrate");
@@ -66,6 +66,7 @@ test("a schema-3 database migrates: conversation, messages, cells, files, interp
       put("files", { scope: `chat:${id}`, path: "numbers.csv", data: new Blob(["n\n1\n2\n"]), size: 6, modifiedAt: 3 });
       put("drafts", "a draft from before", id);
       put("playground", { code: 'print("old playground")', outputs: [{ kind: "stream", name: "stdout", text: "old playground\n" }], updatedAt: 4 }, "current");
+      put("files", { scope: "playground", path: "playground-notes.txt", data: new Blob(["kept from the Playground\n"]), size: 25, modifiedAt: 4 });
       await new Promise((resolve, reject) => {
         tx.oncomplete = resolve;
         tx.onerror = () => reject(tx.error);
@@ -126,8 +127,34 @@ test("a schema-3 database migrates: conversation, messages, cells, files, interp
   );
   expect(sandbox).toEqual({ version: 5, record: { provider: "anthropic", containerId: "container_old", uploads: {}, attached: [], cells: 1 } });
 
-  // The Playground as it was saved, its output inside its record.
+  // The Playground as it was saved, its output inside its record, is the first notebook, with its files.
   await page.goto("/#/playground");
   await expect(editor(page)).toContainText('print("old playground")');
   await expect(output(page)).toHaveText("old playground");
+  const notebooks = page.getByRole("list", { name: "Notebooks" });
+  await expect(notebooks.getByRole("listitem")).toHaveCount(1);
+  await expect(notebooks).toContainText("Playground");
+  await expect(page.getByRole("list", { name: "Files" })).toContainText("playground-notes.txt");
+  await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await run(page, "print(open('playground-notes.txt').read().upper())");
+  await expect(output(page)).toContainText("KEPT FROM THE PLAYGROUND");
+  // Moved, not copied: the old store is empty, and a reload finds the same one notebook.
+  const left = await page.evaluate(
+    () =>
+      new Promise<number>((resolve, reject) => {
+        const open = indexedDB.open("kiln");
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const count = open.result.transaction("playground").objectStore("playground").count();
+          count.onsuccess = () => {
+            open.result.close();
+            resolve(count.result);
+          };
+        };
+      }),
+  );
+  expect(left).toBe(0);
+  await page.reload();
+  await expect(editor(page)).toContainText("print(open('playground-notes.txt').read().upper())");
+  await expect(notebooks.getByRole("listitem")).toHaveCount(1);
 });

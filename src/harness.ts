@@ -14,6 +14,8 @@ import { bootCounts } from "./runtime/boot-snapshot";
 import { sessionConfig } from "./runtime/session-config";
 import { DEFAULT_SETTINGS, loadSettings, saveSettings } from "./storage/settings";
 import { deleteStoredFiles, readStoredFiles, storeFiles } from "./storage/files";
+import { addNotebook, notebookScope } from "./storage/notebooks";
+import { newCell, newNotebook } from "./notebook/model";
 
 /** A worker that only runs `loadPyodide()` from Kiln's own copy, then runs each code message it gets. */
 const bareSource = (indexURL: string) => `
@@ -82,6 +84,11 @@ const harness = {
   storeFiles,
   readStoredFiles,
   deleteStoredFiles,
+  /** Notebooks as the Playground keeps them, e.g. to open one of 500 cells. */
+  addNotebook,
+  newNotebook,
+  newCell,
+  notebookScope,
   /** The default configuration; `input()` off, as nobody is there to answer. */
   defaultConfig: config,
   started: undefined as Promise<number> | undefined,

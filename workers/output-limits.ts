@@ -16,6 +16,9 @@ export const RUN_DISPLAY_CHARS = 16 * 1024 * 1024;
 /** The files a run keeps of values past the limits, together; a value past this is not kept. */
 export const RUN_FILE_CHARS = 128 * 1024 * 1024;
 
+/** The longest display id kept (`display(obj, display_id=…)`); a longer one is cut to it. */
+export const DISPLAY_ID_CHARS = 200;
+
 /** A bundle keeps at most this many representations; the rest are dropped, counted in one notice. */
 export const BUNDLE_ENTRIES = 32;
 /** A MIME type longer than this is not one: its representation is dropped. */

@@ -62,8 +62,15 @@ export type StreamName = "stdout" | "stderr";
 /** What the worker tells the page while a run goes on, in order. */
 export type WorkerEvent =
   | { type: "stream"; name: StreamName; text: string }
-  /** `cut`: what was cut from `data` to the output limits. */
-  | { type: "display"; data: MimeBundle; cut?: SentCuts }
+  /**
+   * `cut`: what was cut from `data` to the output limits. `displayId`: the id Python gave the
+   * display (`display(obj, display_id=…)`), by which an `update-display` replaces it later.
+   */
+  | { type: "display"; data: MimeBundle; cut?: SentCuts; displayId?: string }
+  /** Replace, in place, the run's displays shown with `displayId` (`update_display`); nothing is added. */
+  | { type: "update-display"; displayId: string; data: MimeBundle; cut?: SentCuts }
+  /** Clear what the run has shown so far (`clear_output`; with `wait=True` the worker sends it when the next output comes). */
+  | { type: "clear-output" }
   | { type: "progress"; message: string }
   | { type: "input-request"; prompt: string }
   | { type: "truncated"; limitBytes: number }

@@ -3,7 +3,7 @@ import { capError, capPrompt } from "./text-limits";
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
 import { OutputBatcher } from "./output-batcher";
-import { BINARY_TYPES, DROPPED_KEY, RunLimits } from "./output-limits";
+import { BINARY_TYPES, DISPLAY_ID_CHARS, DROPPED_KEY, RunLimits } from "./output-limits";
 import type {
   FileBytes,
   FileData,
@@ -86,6 +86,8 @@ export class PythonRuntime implements PythonWorkerApi {
   private limits = new RunLimits();
   /** Whether Blobs reach the page whole (else files go as bytes). */
   private sendBlobs = false;
+  /** A `clear_output(wait=True)` waits for the run's next output. */
+  private clearPending = false;
 
   constructor(
     start: WorkerStart,
@@ -218,6 +220,7 @@ export class PythonRuntime implements PythonWorkerApi {
     this.allowInput = options.allowInput;
     this.batcher.begin(options.outputLimitBytes);
     this.limits = new RunLimits();
+    this.clearPending = false;
     const finish = (result: Omit<RunResult, "durationMs">, capture?: StateCapture): WorkerRunOutcome => {
       this.batcher.flush();
       const truncatedBytes = this.batcher.droppedBytes;
@@ -365,16 +368,46 @@ export class PythonRuntime implements PythonWorkerApi {
   }
 
   private write(name: "stdout" | "stderr", bytes: Uint8Array): number {
+    if (this.clearPending && bytes.length) {
+      this.batcher.flush();
+      this.clearIfPending();
+    }
     this.batcher.write(name, bytes);
     return bytes.length;
   }
 
-  /** From Python: a display bundle (JSON), posted after the text printed before it. */
+  /**
+   * From Python, as JSON, posted after the text printed before it: a display bundle
+   * (`display`), a display with an id, new or replacing the earlier ones (`display_id`), or a
+   * request to clear the output (`clear`), at once or when the next output comes (`wait`).
+   */
   private emit(kind: string, payload: string): void {
-    if (kind !== "display") return;
+    if (kind !== "display" && kind !== "display_id" && kind !== "clear") return;
     this.batcher.flush();
-    const { data, cut } = this.capped(JSON.parse(payload) as MimeBundle);
-    this.post({ type: "display", data, ...(cut ? { cut } : {}) }, fileBuffers(cut));
+    if (kind === "clear") {
+      const wait = (JSON.parse(payload) as { wait?: unknown }).wait === true;
+      this.clearPending = wait;
+      if (!wait) this.post({ type: "clear-output" });
+      return;
+    }
+    this.clearIfPending();
+    if (kind === "display") {
+      const { data, cut } = this.capped(JSON.parse(payload) as MimeBundle);
+      this.post({ type: "display", data, ...(cut ? { cut } : {}) }, fileBuffers(cut));
+      return;
+    }
+    const sent = JSON.parse(payload) as { id: string; data: MimeBundle; update: boolean };
+    const displayId = String(sent.id).slice(0, DISPLAY_ID_CHARS);
+    const { data, cut } = this.capped(sent.data);
+    const event = sent.update ? ("update-display" as const) : ("display" as const);
+    this.post({ type: event, data, displayId, ...(cut ? { cut } : {}) }, fileBuffers(cut));
+  }
+
+  /** A `clear_output(wait=True)` takes effect as the next output comes. */
+  private clearIfPending(): void {
+    if (!this.clearPending) return;
+    this.clearPending = false;
+    this.post({ type: "clear-output" });
   }
 
   /**

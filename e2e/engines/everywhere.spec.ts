@@ -112,7 +112,7 @@ async function runCell(page: EnginePage, code: string, { stop = false } = {}): P
   const before = await page.eval<number>(finishedRuns);
   await page.typeOver(".cm-content", code);
   await waitFor(page, `document.querySelector(".cm-content").textContent === ${js(code)}`, 10_000);
-  await click(page, "Run");
+  await click(page, "Run cell");
   if (stop) {
     // Stopped once it runs (a Stop in the very first milliseconds is the unit tests' and recovery.spec's case).
     await waitFor(page, `/Running… [1-9]/.test(${statusText})`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CUTS_TOLD_CHARS, toolResult, TOOL_RESULT_TEXT_LIMIT } from "./python-tool";
+import { CUTS_TOLD_CHARS, pythonTool, toolResult, TOOL_RESULT_TEXT_LIMIT } from "./python-tool";
 
 describe("toolResult", () => {
   it("tells the model in words what was cut from displays and the value, also when the text itself is cut", () => {
@@ -30,5 +30,17 @@ describe("toolResult", () => {
     expect(text).toContain("more outputs were cut to the limits as well.]");
     expect(text).not.toContain("kkkkkkkkkk");
     expect(text.length).toBeLessThan(TOOL_RESULT_TEXT_LIMIT + CUTS_TOLD_CHARS + 200);
+  });
+});
+
+describe("pythonTool", () => {
+  it("tells the model that IPython's display API and magics work, and that there is no shell", () => {
+    const { description } = pythonTool("3.14.0", false);
+    expect(description).toContain("from IPython.display import display, Markdown, HTML, Latex, Math, JSON, Image, clear_output");
+    expect(description).toContain("display(obj, display_id=True) returns a handle whose .update(obj) replaces that output");
+    expect(description).toContain("IPython magics work: %time, %timeit");
+    expect(description).toContain("`%pip install name` loads one by name");
+    expect(description).toContain("there is no shell, so !cmd runs nothing");
+    expect(description).not.toContain("pip is not available");
   });
 });

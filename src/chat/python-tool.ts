@@ -25,7 +25,9 @@ export function pythonTool(pythonVersion: string, network: boolean, sandbox?: { 
       `The working directory is ${WORKING_DIRECTORY}; the person's uploaded files are there.`,
       "The value of the last expression is returned, as in a notebook cell (end the line with ';' to suppress it).",
       "Show figures with matplotlib (every open figure is returned as an image at the end of the run, and on plt.show()) or display(obj).",
-      "Packages from Pyodide's index (numpy, pandas, matplotlib, scipy, scikit-learn, sympy, and ~350 more) load automatically when imported; pip is not available.",
+      "Packages from Pyodide's index (numpy, pandas, matplotlib, scipy, scikit-learn, sympy, and ~350 more) load automatically when imported (`%pip install name` loads one by name).",
+      "IPython's display API works without installing anything: `from IPython.display import display, Markdown, HTML, Latex, Math, JSON, Image, clear_output`; display(obj, display_id=True) returns a handle whose .update(obj) replaces that output.",
+      "IPython magics work: %time, %timeit, %%time, %%timeit, %%writefile, %pwd, %cd, %ls, %env, %who, %whos, %history, %reset -f, and obj? for help; there is no shell, so !cmd runs nothing.",
       "Top-level await works. input() is not available: nobody answers it.",
       network
         ? "The person allowed network access for this conversation: fetch works for URLs that send CORS headers."

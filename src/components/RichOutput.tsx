@@ -1,5 +1,9 @@
 import type { MimeBundle } from "../../workers/python-api";
+import { useEffect, useState } from "react";
 import { groupDigits } from "../../workers/output-limits";
+import { JsonTree } from "./JsonTree";
+import { jsonTree } from "./json-tree";
+import { loadKatex, RENDER_LATEX_CHARS, renderLatex } from "./latex";
 import { SpreadMarkdown } from "./Markdown";
 import { SandboxedHtml } from "./SandboxedHtml";
 import { useSpreadWork } from "./spread-work";
@@ -29,8 +33,17 @@ export function RichOutput({ data }: { data: MimeBundle }) {
   const markdown = data["text/markdown"];
   if (markdown && markdown.length > RENDER_MARKDOWN_CHARS) return <SpreadText className="markdown markdown-plain" text={markdown} as="div" />;
   if (markdown) return <SpreadMarkdown source={markdown} />;
-  if (data["application/json"]) return <SpreadText className="json-output" text={prettyJson(data["application/json"])} />;
-  if (data["text/latex"]) return <SpreadText className="text-output" text={data["text/latex"]} />;
+  if (data["application/json"]) return <JsonOutput text={data["application/json"]} />;
+  if (data["text/latex"]) return <LatexOutput source={data["text/latex"]} />;
+  const script = data["application/javascript"];
+  if (script !== undefined) {
+    return (
+      <>
+        <p className="notice notice-info">{JAVASCRIPT_NOT_RUN}</p>
+        <SpreadText className="text-output source-output" text={script} />
+      </>
+    );
+  }
   return <SpreadText className="text-output" text={data["text/plain"] ?? ""} />;
 }
 
@@ -62,12 +75,40 @@ function SourceText({ kind, text }: { kind: string; text: string }) {
   );
 }
 
-function prettyJson(text: string): string {
-  // Parsing and indenting a large value holds the page up: it is shown as it came.
-  if (text.length > RENDER_MARKDOWN_CHARS) return text;
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
+/** What a JavaScript output shows above its code: it is never run. */
+export const JAVASCRIPT_NOT_RUN = "JavaScript output is not run in Kiln: it is shown as text.";
+
+const jsonLength = (text: string) => text.length;
+
+/** JSON as a tree that folds (see json-tree.ts), or as its text when it is too large or not JSON. */
+function JsonOutput({ text }: { text: string }) {
+  const tree = useSpreadWork(text, jsonTree, jsonLength);
+  if (tree) return <JsonTree tree={tree} />;
+  return <SpreadText className="json-output" text={text} />;
+}
+
+/** LaTeX rendered by KaTeX, shown as its text until KaTeX has loaded (and when it cannot). */
+function LatexOutput({ source }: { source: string }) {
+  const [rendered, setRendered] = useState<{ source: string; html: string }>();
+  const [failed, setFailed] = useState(false);
+  const renders = source.length <= RENDER_LATEX_CHARS;
+  useEffect(() => {
+    if (!renders) return undefined;
+    let live = true;
+    loadKatex().then(
+      (katex) => live && setRendered({ source, html: renderLatex(katex, source) }),
+      () => live && setFailed(true),
+    );
+    return () => {
+      live = false;
+    };
+  }, [source, renders]);
+  if (rendered?.source === source) return <div className="latex-output" dangerouslySetInnerHTML={{ __html: rendered.html }} />;
+  return (
+    <>
+      {failed && <p className="notice notice-warning">This LaTeX is shown as its text: KaTeX could not be loaded.</p>}
+      {!renders && <p className="notice notice-info">{`This LaTeX is shown as its text: at ${groupDigits(source.length)} characters it is too long to render (the limit is ${groupDigits(RENDER_LATEX_CHARS)}).`}</p>}
+      <SpreadText className="text-output" text={source} />
+    </>
+  );
 }

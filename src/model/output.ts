@@ -7,7 +7,8 @@ export type KeptCuts = Cuts<Blob>;
 /** What a run shows, in order. Plain data (and Blobs): it is saved as is. */
 export type OutputItem =
   | { kind: "stream"; name: StreamName; text: string }
-  | { kind: "display"; data: MimeBundle; cut?: KeptCuts }
+  /** `displayId`: the id Python gave it, by which a later update of the same run replaces it. */
+  | { kind: "display"; data: MimeBundle; cut?: KeptCuts; displayId?: string }
   | { kind: "value"; data: MimeBundle; cut?: KeptCuts }
   | { kind: "error"; error: PythonError }
   | { kind: "input"; prompt: string; answer?: string }

@@ -163,3 +163,46 @@ describe("formatting", () => {
     expect(formatLocalTime(new Date(2026, 0, 5, 9, 7, 30).getTime())).toBe("2026-01-05 09:07");
   });
 });
+
+describe("display updates and clears", () => {
+  const display = (text: string, displayId?: string): WorkerEvent => ({ type: "display", data: { "text/plain": text }, ...(displayId && { displayId }) });
+
+  it("an update replaces every display of its id in place, adding nothing", () => {
+    let items = applyEvents([], [display("a", "p"), { type: "stream", name: "stdout", text: "between\n" }, display("b"), display("a2", "p")]);
+    items = applyEvents(items, [{ type: "update-display", displayId: "p", data: { "text/plain": "new" } }]);
+    expect(items).toEqual([
+      { kind: "display", data: { "text/plain": "new" }, displayId: "p" },
+      { kind: "stream", name: "stdout", text: "between\n" },
+      { kind: "display", data: { "text/plain": "b" } },
+      { kind: "display", data: { "text/plain": "new" }, displayId: "p" },
+    ]);
+    // An id shown nowhere in the run: nothing changes.
+    expect(applyEvent(items, { type: "update-display", displayId: "other", data: { "text/plain": "x" } })).toEqual(items);
+  });
+
+  it("ten thousand updates in one batch leave one display", () => {
+    const updates: WorkerEvent[] = Array.from({ length: 10_000 }, (_, i) => ({ type: "update-display", displayId: "bar", data: { "text/plain": `${i}` } }));
+    const items = applyEvents([], [display("0", "bar"), ...updates, display("later", "bar"), ...updates.slice(0, 3)]);
+    expect(items).toEqual([
+      { kind: "display", data: { "text/plain": "2" }, displayId: "bar" },
+      { kind: "display", data: { "text/plain": "2" }, displayId: "bar" },
+    ]);
+  });
+
+  it("a clear removes what the run showed before it, text and displays", () => {
+    const items = applyEvents([], [
+      { type: "stream", name: "stdout", text: "step 1\n" },
+      display("chart 1"),
+      { type: "clear-output" },
+      { type: "stream", name: "stdout", text: "step 2\n" },
+      { type: "clear-output" },
+      { type: "stream", name: "stdout", text: "step 3\n" },
+      display("chart 3", "c"),
+    ]);
+    expect(items).toEqual([
+      { kind: "stream", name: "stdout", text: "step 3\n" },
+      { kind: "display", data: { "text/plain": "chart 3" }, displayId: "c" },
+    ]);
+    expect(applyEvent(applyEvent(items, { type: "clear-output" }), { type: "update-display", displayId: "c", data: {} })).toEqual([]);
+  });
+});

@@ -21,26 +21,60 @@ export function applyEvent(items: readonly OutputItem[], event: WorkerEvent): Ou
  */
 export function applyEvents(items: readonly OutputItem[], events: readonly WorkerEvent[]): OutputItem[] {
   const next = [...items];
-  const blocks = streamBlocks(next);
+  let blocks = streamBlocks(next);
+  /** Where the displays with an id are, made when the first update comes. */
+  let withId: Map<string, number[]> | undefined;
   for (const event of events) {
     if (event.type === "stream") {
       blocks.stream(event.name, event.text);
       continue;
     }
+    if (event.type === "clear-output") {
+      next.length = 0;
+      blocks = streamBlocks(next);
+      withId = undefined;
+      continue;
+    }
+    if (event.type === "update-display") {
+      // Replaced in place, nothing added: a flood of updates costs no more blocks on the page.
+      withId ??= displaysWithId(next);
+      for (const index of withId.get(event.displayId) ?? []) {
+        next[index] = { kind: "display", data: event.data, displayId: event.displayId, ...(event.cut && { cut: keptCuts(event.cut) }) };
+      }
+      continue;
+    }
     // An event that adds no item (progress, done) leaves the open block open: it would
     // otherwise split the text around it into blocks the cap does not see coming.
     const item = eventItem(event);
-    if (item) blocks.item(item);
+    if (!item) continue;
+    blocks.item(item);
+    if (withId && item.kind === "display" && item.displayId !== undefined) {
+      withId.set(item.displayId, [...(withId.get(item.displayId) ?? []), next.length - 1]);
+    }
   }
   blocks.finish();
   return next;
+}
+
+/** The index of each display with an id, by id. */
+function displaysWithId(items: readonly OutputItem[]): Map<string, number[]> {
+  const found = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    if (item.kind === "display" && item.displayId !== undefined) found.set(item.displayId, [...(found.get(item.displayId) ?? []), index]);
+  });
+  return found;
 }
 
 /** The item a worker event other than stream text adds, if any. */
 function eventItem(event: Exclude<WorkerEvent, { type: "stream" }>): OutputItem | undefined {
   switch (event.type) {
     case "display":
-      return { kind: "display", data: event.data, ...(event.cut && { cut: keptCuts(event.cut) }) };
+      return {
+        kind: "display",
+        data: event.data,
+        ...(event.cut && { cut: keptCuts(event.cut) }),
+        ...(event.displayId !== undefined && { displayId: event.displayId }),
+      };
     case "input-request":
       return { kind: "input", prompt: capPrompt(event.prompt) };
     case "truncated":
@@ -52,6 +86,8 @@ function eventItem(event: Exclude<WorkerEvent, { type: "stream" }>): OutputItem 
     case "progress":
     case "done":
     case "fatal":
+    case "update-display":
+    case "clear-output":
       return undefined;
   }
 }

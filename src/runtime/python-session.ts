@@ -423,10 +423,10 @@ export class PythonSession {
       this.setState({ ...this.state, message: event.message });
     }
     const run = this.active;
-    if (run && (event.type === "streams" || event.type === "display" || event.type === "progress")) {
+    if (run && event.type !== "input-request" && event.type !== "truncated" && event.type !== "fatal" && event.type !== "done") {
       // The worker caps a run's output itself; one that floods the page anyway is replaced. Each
-      // piece of stream text (and each line of progress) counts as well as its characters: a
-      // flood of tiny pieces costs too.
+      // piece of stream text (and each line of progress, each clear) counts as well as its
+      // characters: a flood of tiny pieces costs too. An update of a display costs what a display does.
       const limit = receivedCharsLimit(this.config.outputLimitBytes);
       if (event.type === "streams") {
         run.receivedPieces += Math.max(event.runs.length, 1);
@@ -434,6 +434,8 @@ export class PythonSession {
       } else if (event.type === "progress") {
         run.receivedPieces++;
         run.receivedChars += event.message.length;
+      } else if (event.type === "clear-output") {
+        run.receivedPieces++;
       } else {
         run.receivedChars += bundleChars(event.data);
         run.receivedBytes += sentBytes(event.cut);

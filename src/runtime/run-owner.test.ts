@@ -52,6 +52,27 @@ describe("RunOwner", () => {
     expect(finished.outcome.valueCut).toEqual(value.cut);
   });
 
+  it("updates replace a display in the outputs and the events, and a clear drops what came before", async () => {
+    const owner = new RunOwner();
+    const finished = await owner.run(async (_signal, onEvent) => {
+      onEvent({ type: "stream", name: "stdout", text: "gone\n" });
+      onEvent({ type: "clear-output" });
+      onEvent({ type: "display", data: { "text/plain": "0%" }, displayId: "bar" });
+      // More updates than a run shows displays: none is dropped, none is added.
+      for (let i = 1; i <= MAX_RUN_OUTPUTS * 3; i++) onEvent({ type: "update-display", displayId: "bar", data: { "text/plain": `${i}` } });
+      onEvent({ type: "update-display", displayId: "bar", data: { "text/html": "x".repeat(DISPLAY_TEXT_CHARS + 5) } });
+      return { status: "ok", durationMs: 5 };
+    });
+    const display = owner.current.outputs[0] as Extract<OutputItem, { kind: "display" }>;
+    expect(owner.current.outputs).toHaveLength(1);
+    expect(display.displayId).toBe("bar");
+    // Updates are capped as displays are.
+    expect(display.data["text/html"]).toHaveLength(DISPLAY_TEXT_CHARS);
+    expect(display.cut?.["text/html"].chars).toBe(DISPLAY_TEXT_CHARS + 5);
+    expect(finished.events).toEqual([{ type: "display", displayId: "bar", data: display.data, cut: display.cut }]);
+    expect(finished.droppedOutputs).toBe(0);
+  });
+
   it("a run that fails outside Python ends with its reason shown, not an empty output", async () => {
     const owner = new RunOwner();
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);

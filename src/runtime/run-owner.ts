@@ -34,6 +34,15 @@ export const MAX_RUN_OUTPUTS = 1000;
 /** While a run streams, its views are told of new output at most this often. */
 export const NOTIFY_INTERVAL_MS = 16;
 
+/** An event with its bundle capped to the run's limits (a display's, an update's). */
+function capped(limits: RunLimits, event: WorkerEvent): WorkerEvent {
+  if (event.type === "display") {
+    return { type: "display", ...capBundle(limits, event.data, event.cut), ...(event.displayId !== undefined && { displayId: event.displayId }) };
+  }
+  if (event.type === "update-display") return { type: "update-display", displayId: event.displayId, ...capBundle(limits, event.data, event.cut) };
+  return event;
+}
+
 /** Runs a piece of code: where it goes is the caller's; Stop aborts `signal`. */
 export type Execute = (signal: AbortSignal, onEvent: (event: WorkerEvent) => void) => Promise<RunOutcome>;
 
@@ -73,6 +82,8 @@ export class RunOwner {
     const controller = new AbortController();
     this.controller = controller;
     const events: WorkerEvent[] = [];
+    /** Where the displays with an id are in `events`, by id. */
+    const withId = new Map<string, number[]>();
     const shown = { display: 0, "input-request": 0 };
     let droppedOutputs = 0;
     // What the run sends is capped here again, wherever it ran: nothing on the page trusts the sender to have done it.
@@ -83,7 +94,22 @@ export class RunOwner {
       outcome = await execute(controller.signal, (received) => {
         // Progress is shown in the session's status line; it adds nothing to the output, so it is not kept.
         if (received.type === "progress") return;
-        const event: WorkerEvent = received.type === "display" ? { type: "display", ...capBundle(limits, received.data, received.cut) } : received;
+        const event = capped(limits, received);
+        if (event.type === "clear-output" || event.type === "update-display") {
+          if (event.type === "clear-output") {
+            // What was shown is gone: so are its events (the model is told what the person sees), and its count.
+            events.length = 0;
+            withId.clear();
+            shown.display = shown["input-request"] = droppedOutputs = 0;
+          } else {
+            // An update replaces the display it names, in the events as on the page: a flood of updates keeps one.
+            const { displayId, data, cut } = event;
+            for (const index of withId.get(displayId) ?? []) events[index] = { type: "display", data, displayId, ...(cut && { cut }) };
+          }
+          this.unshown.push(event);
+          this.update({}, true);
+          return;
+        }
         // Displays and prompts are counted apart: a prompt after many displays is still shown (Python waits for its answer).
         if ((event.type === "display" || event.type === "input-request") && ++shown[event.type] > MAX_RUN_OUTPUTS) {
           if (!droppedOutputs++) {
@@ -93,6 +119,7 @@ export class RunOwner {
           }
           return;
         }
+        if (event.type === "display" && event.displayId !== undefined) withId.set(event.displayId, [...(withId.get(event.displayId) ?? []), events.length]);
         events.push(event);
         // Added to the outputs when the views are next told, all together: a flood of small
         // events copies the outputs once per notification, not once per event.

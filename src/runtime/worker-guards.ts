@@ -28,6 +28,7 @@ import type {
   WorkerRunOutcome,
 } from "../../workers/python-api";
 import { MAX_RUNS_PER_FLUSH } from "../../workers/output-batcher";
+import { DISPLAY_ID_CHARS } from "../../workers/output-limits";
 
 type Guard<T> = (value: unknown) => value is T;
 
@@ -141,6 +142,8 @@ export function isOversizedStreams(value: unknown): boolean {
   return isObject(value) && value.type === "streams" && Array.isArray(value.runs) && value.runs.length > MAX_RUNS_PER_FLUSH;
 }
 
+const isDisplayId = (value: unknown): value is string => isString(value) && value.length <= DISPLAY_ID_CHARS;
+
 /** The events of a run; anything else is dropped. */
 export function isPostedEvent(value: unknown): value is PostedEvent {
   if (!isObject(value)) return false;
@@ -148,7 +151,11 @@ export function isPostedEvent(value: unknown): value is PostedEvent {
     case "streams":
       return hasShape(value, { type: isString, runs: isStreamRuns });
     case "display":
-      return hasShape(value, { type: isString, data: isMimeBundle }, { cut: isSentCuts });
+      return hasShape(value, { type: isString, data: isMimeBundle }, { cut: isSentCuts, displayId: isDisplayId });
+    case "update-display":
+      return hasShape(value, { type: isString, displayId: isDisplayId, data: isMimeBundle }, { cut: isSentCuts });
+    case "clear-output":
+      return hasShape(value, { type: isString });
     case "progress":
     case "fatal":
       return hasShape(value, { type: isString, message: isString });

@@ -1,9 +1,10 @@
-import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import { startTransition, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import type { SessionSnapshot } from "../../../workers/python-api";
 import { runCode } from "../../execution/run-code";
 import type { OutputItem } from "../../model/output";
 import { newCell, type CellKind, type Notebook } from "../../notebook/model";
 import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers";
+import type { SessionState } from "../../runtime/python-session";
 import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
 import { storageFailure } from "../../storage/db";
@@ -26,6 +27,16 @@ export const notebookLocks = tabLocks("notebook");
 
 /** Notebooks whose interpreter was already brought back on this page. */
 const restoredOnThisPage = new Set<string>();
+
+/** What the status line says in a tab that follows another one's runs (it starts no Python of its own). */
+const FOLLOWING: SessionState = { kind: "loading", message: "Python runs in the tab that edits this notebook" };
+
+/**
+ * A long notebook is shown this many cells at first, then this many more per task: hundreds
+ * of cells made in one task would hold the page up for longer than a frame or ten.
+ */
+const FIRST_CELLS = 12;
+const MORE_CELLS = 16;
 
 /** Edits are saved this long after the last one. */
 const SAVE_AFTER_MS = 250;
@@ -342,7 +353,15 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     saveVariables(id, session.savedState);
   };
 
-  const cells = notebook?.cells ?? [];
+  const [shownCells, setShownCells] = useState(FIRST_CELLS);
+  const allCells = notebook?.cells ?? [];
+  useEffect(() => {
+    if (shownCells >= allCells.length) return;
+    // A transition: React renders the cells in slices, yielding to typing and scrolling between them.
+    const timer = setTimeout(() => startTransition(() => setShownCells((shown) => shown + MORE_CELLS)));
+    return () => clearTimeout(timer);
+  }, [shownCells, allCells.length]);
+  const cells = allCells.length > shownCells ? allCells.slice(0, shownCells) : allCells;
   return (
     <div className="notebook" {...drop}>
       <div className="notebook-head">
@@ -375,7 +394,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
         <button type="button" onClick={() => addCell("markdown")} disabled={readOnly || !notebook}>
           Add Markdown cell
         </button>
-        <RunStatusLine state={state} running={running !== null} startedAt={startedAt} />
+        <RunStatusLine state={session ? state : readOnly ? FOLLOWING : state} running={running !== null} startedAt={startedAt} />
       </div>
       {readOnly && hold !== "waiting" && (
         <p className="notice notice-info notebook-elsewhere">
@@ -408,7 +427,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
             key={cell.id}
             cell={cell}
             index={index}
-            last={index === cells.length - 1}
+            last={index === allCells.length - 1}
             runs={runs}
             readOnly={readOnly}
             focusSeq={focusRequest?.id === cell.id ? focusRequest.seq : 0}

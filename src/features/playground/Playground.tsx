@@ -71,7 +71,13 @@ export function Playground() {
   const landing = useShareLanding(opening);
 
   const known = (id: string | null) => (id && notebooks?.some((notebook) => notebook.id === id) ? id : null);
-  const openId = landing.pending ? null : (known(wanted) ?? known(lastOpen()) ?? notebooks?.[0]?.id ?? null);
+  /** The notebook the URL names, looked for in storage once more when the list read before does not have it (added meanwhile). */
+  const [lookedFor, setLookedFor] = useState<string | null>(null);
+  const looking = wanted !== null && notebooks !== null && !known(wanted) && lookedFor !== wanted;
+  useEffect(() => {
+    if (looking) void refresh().finally(() => setLookedFor(wanted));
+  }, [looking, wanted, refresh]);
+  const openId = looking || landing.pending ? null : (known(wanted) ?? known(lastOpen()) ?? notebooks?.[0]?.id ?? null);
   useEffect(() => {
     if (!openId) return;
     try {

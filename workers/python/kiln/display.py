@@ -14,6 +14,8 @@ _REPR_METHODS = (
     ("text/markdown", "_repr_markdown_"),
     ("text/latex", "_repr_latex_"),
     ("application/json", "_repr_json_"),
+    # Shown as text that says it was not run: the page never runs it.
+    ("application/javascript", "_repr_javascript_"),
 )
 
 _BINARY = {"image/png", "image/jpeg"}
@@ -82,13 +84,90 @@ def publish(bundle):
     emit("display", bundle)
 
 
-def display(*objs, raw=False):
+def _bundle_of(obj, raw):
+    if not (raw and isinstance(obj, dict)):
+        return format_bundle(obj)
+    bundle = {}
+    for mime, data in obj.items():
+        encoded = _encode(mime, data)
+        if encoded is not None:
+            bundle[mime] = encoded
+    return bundle
+
+
+def _new_display_id():
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def display(*objs, include=None, exclude=None, metadata=None, transient=None, display_id=None, raw=False, clear=False, **kwargs):
     """Show each object in the output, as IPython's ``display`` does.
 
-    With ``raw=True`` each object is already a mime bundle (``{mime: data}``).
+    With ``raw=True`` each object is already a mime bundle (``{mime: data}``). With a
+    ``display_id`` (``True`` makes a new one) the outputs can be replaced later through the
+    returned :class:`DisplayHandle` or :func:`update_display`; ``clear=True`` clears the output
+    first, when the first of them arrives (as ``clear_output(wait=True)``). ``include``,
+    ``exclude`` and ``metadata`` are accepted and ignored, as are other keyword arguments.
     """
+    if transient and isinstance(transient, dict) and display_id is None:
+        display_id = transient.get("display_id")
+    if display_id is True:
+        display_id = _new_display_id()
+    if clear:
+        clear_output(wait=True)
     for obj in objs:
-        if raw and isinstance(obj, dict):
-            publish({mime: _encode(mime, data) for mime, data in obj.items()})
+        bundle = _bundle_of(obj, raw)
+        if display_id is None:
+            publish(bundle)
         else:
-            publish(format_bundle(obj))
+            _publish_with_id(bundle, str(display_id), update=False)
+    if display_id is not None:
+        return DisplayHandle(display_id)
+    return None
+
+
+def _publish_with_id(bundle, display_id, update):
+    from .hooks import flush_std_streams
+
+    flush_std_streams()
+    emit("display_id", {"id": display_id, "data": bundle, "update": update})
+
+
+def update_display(obj, *, display_id, raw=False, **kwargs):
+    """Replace the outputs shown with ``display_id`` (in this run's output) by ``obj``."""
+    _publish_with_id(_bundle_of(obj, raw), str(display_id), update=True)
+
+
+def publish_display_data(data, metadata=None, source=None, *, transient=None, **kwargs):
+    """Show a ready-made mime bundle, as IPython's function of that name does."""
+    display_id = transient.get("display_id") if isinstance(transient, dict) else None
+    if kwargs.get("update") and display_id is not None:
+        _publish_with_id(_bundle_of(data, True), str(display_id), update=True)
+    else:
+        display(data, raw=True, display_id=display_id)
+
+
+def clear_output(wait=False):
+    """Clear this run's output so far; with ``wait=True``, only when the next output arrives
+    (a loop that redraws then does not flicker)."""
+    from .hooks import flush_std_streams
+
+    flush_std_streams()
+    emit("clear", {"wait": bool(wait)})
+
+
+class DisplayHandle:
+    """A handle on a display that can be updated in place, as IPython's."""
+
+    def __init__(self, display_id=None):
+        self.display_id = _new_display_id() if display_id is None else display_id
+
+    def __repr__(self):
+        return f"<{type(self).__name__} display_id={self.display_id}>"
+
+    def display(self, obj, **kwargs):
+        display(obj, display_id=self.display_id, **kwargs)
+
+    def update(self, obj, **kwargs):
+        update_display(obj, display_id=self.display_id, **kwargs)

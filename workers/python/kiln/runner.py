@@ -5,6 +5,7 @@ import asyncio
 import builtins
 import inspect
 import linecache
+import os
 import sys
 import traceback
 
@@ -14,7 +15,7 @@ from . import hooks as _hooks
 from . import io_hooks
 from .display import display, format_bundle
 from .figures import show_open_figures
-from . import state, tracker
+from . import shell, state, tracker
 from . import stop
 from .stop import CELL_PREFIX as _CELL_PREFIX
 # The user's variables live in __main__ itself, so that pickle finds the functions and
@@ -35,6 +36,7 @@ def setup(emit=None, sleep=None, read_input=None, input_unavailable=None, rearm_
     builtins.display = display
     _namespace["__name__"] = "__main__"
     _namespace["display"] = display
+    shell.install(_namespace)
     state.set_baseline(_namespace)
     tracker.start_tracking(_namespace)
 
@@ -89,6 +91,7 @@ def capture_state(code, filename):
             captured["dropped"].append(name)
             captured["too_large"].append(name)
     captured["values"] = values
+    code = shell.transform_cell(code)
     if state.has_definitions(code, filename):
         captured["cell"] = [filename, code]
     captured["counter"] = _counter
@@ -113,13 +116,21 @@ def _user_frames(tb):
     return tb
 
 
+_OWN_FILES = tuple(os.path.dirname(__file__) + os.sep + name for name in ("shell.py", "display.py"))
+
+
 def format_error(exc):
+    if isinstance(exc, shell.UsageError):
+        # As IPython: a magic used wrongly is told in one line, without a traceback.
+        return {"ename": "UsageError", "evalue": str(exc), "traceback": f"UsageError: {exc}"}
     tb = _user_frames(exc.__traceback__)
-    lines = traceback.format_exception(type(exc), exc, tb)
+    error = traceback.TracebackException(type(exc), exc, tb)
+    # The frames of Kiln's magics between a cell and the code a magic ran in it.
+    error.stack = traceback.StackSummary.from_list([frame for frame in error.stack if not frame.filename.startswith(_OWN_FILES)])
     return {
         "ename": type(exc).__name__,
         "evalue": str(exc),
-        "traceback": "".join(lines).rstrip("\n"),
+        "traceback": "".join(error.format()).rstrip("\n"),
     }
 
 
@@ -137,10 +148,11 @@ async def run_cell(code):
     tracker.begin_run()
     filename = f"{_CELL_PREFIX}{_counter}>"
     _register_source(filename, code)
+    shell.get_ipython().history.append(code)
     result = {"status": "ok", "filename": filename}
     try:
         runner = CodeRunner(
-            code,
+            shell.transform_cell(code),
             return_mode="last_expr",
             quiet_trailing_semicolon=True,
             filename=filename,
@@ -235,11 +247,14 @@ def import_names(code):
 
     from pyodide.code import find_imports
 
-    try:
-        names = find_imports(code)
-        guarded = _guarded_import_names(ast.parse(code))
-    except SyntaxError:
-        return {"imports": [], "available": []}
+    names, guarded = [], set()
+    for part in shell.python_parts(code):
+        try:
+            found = find_imports(part)
+            guarded |= _guarded_import_names(ast.parse(part))
+        except SyntaxError:
+            continue
+        names += [name for name in found if name not in names]
     imports, available = [], []
     for name in names:
         if name in guarded:
@@ -263,6 +278,11 @@ def classify_imports(code, lock_imports):
     found = import_names(code)
     available = set(found["available"])
     load, missing = [], []
+    # Packages that `%pip install` asks for, when the lock file has them: loaded with the rest.
+    packages = set(lock_imports.values())
+    for name in shell.pip_requests(code):
+        if name in packages and name not in load:
+            load.append(name)
     for name in found["imports"]:
         if name in lock_imports:
             package = lock_imports[name]

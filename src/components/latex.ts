@@ -1,0 +1,58 @@
+/**
+ * `text/latex` from Python rendered by KaTeX: the formulas between `$…$`, `$$…$$`, `\(…\)`
+ * and `\[…\]`, the text around them as text; LaTeX with none of these is one displayed formula.
+ * KaTeX is loaded the first time a formula is shown (with its styles and fonts, all served by Kiln).
+ */
+import DOMPurify from "dompurify";
+import type katexModule from "katex";
+
+/** LaTeX longer than this is shown as its text: KaTeX lays it out on the page's thread. */
+export const RENDER_LATEX_CHARS = 16 * 1024;
+
+export type LatexPart = { text: string } | { math: string; display: boolean };
+
+const DELIMITED = /\$\$([\s\S]+?)\$\$|\\\[([\s\S]+?)\\\]|\\\(([\s\S]+?)\\\)|\$([^$]+?)\$/g;
+
+/** `source` cut into text and formulas. */
+export function latexParts(source: string): LatexPart[] {
+  const parts: LatexPart[] = [];
+  let last = 0;
+  for (const match of source.matchAll(DELIMITED)) {
+    if (match.index > last) parts.push({ text: source.slice(last, match.index) });
+    const display = match[1] !== undefined || match[2] !== undefined;
+    parts.push({ math: (match[1] ?? match[2] ?? match[3] ?? match[4]).trim(), display });
+    last = match.index + match[0].length;
+  }
+  if (!parts.length) return [{ math: source.trim(), display: true }];
+  if (last < source.length) parts.push({ text: source.slice(last) });
+  return parts;
+}
+
+let loading: Promise<typeof katexModule> | undefined;
+
+/** KaTeX and its styles, loaded once. */
+export function loadKatex(): Promise<typeof katexModule> {
+  loading ??= Promise.all([import("katex"), import("katex/dist/katex.min.css")]).then(([module]) => module.default);
+  return loading;
+}
+
+/**
+ * One formula as KaTeX's HTML. Nothing in it can run or load: `trust: false` refuses
+ * `\href`, `\url`, `\includegraphics` and the HTML commands; errors are shown in the formula.
+ */
+export function renderFormula(katex: typeof katexModule, math: string, display: boolean): string {
+  return katex.renderToString(math, { displayMode: display, throwOnError: false, trust: false, maxExpand: 1000, maxSize: 20, strict: "ignore", output: "htmlAndMathml" });
+}
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/**
+ * The whole of `source` as HTML: its text escaped, its formulas by KaTeX; sanitized again
+ * (KaTeX's own markup and styles only: no links, images or anything that loads).
+ */
+export function renderLatex(katex: typeof katexModule, source: string): string {
+  const html = latexParts(source)
+    .map((part) => ("text" in part ? part.text.replace(/[&<>"']/g, (c) => ESCAPES[c]) : renderFormula(katex, part.math, part.display)))
+    .join("");
+  return DOMPurify.sanitize(html, { FORBID_TAGS: ["a", "img", "image", "use", "style", "link", "iframe", "form", "input"], FORBID_ATTR: ["href", "xlink:href", "src", "action"] });
+}
