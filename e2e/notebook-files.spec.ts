@@ -230,6 +230,10 @@ test("a share link opens in a fresh browser with its cells and nothing run, unti
   const link = await box.inputValue();
   expect(await box.evaluate((input: HTMLInputElement) => input.value.slice(input.selectionStart ?? 0, input.selectionEnd ?? 0))).toBe(link);
   expect(link).toMatch(/^http:\/\/localhost:\d+\/#\/playground\/shared\/[A-Za-z0-9_-]+$/);
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.getByRole("button", { name: "Copy", exact: true }).click();
+  await expect(page.getByText("Copied.")).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(link);
 
   // A fresh browser: no notebooks stored (only Python's start-up snapshot, to start faster).
   const context = await browser.newContext();
