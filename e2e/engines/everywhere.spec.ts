@@ -183,6 +183,8 @@ const titleValue = `document.querySelector("[aria-label='Notebook title']")?.val
 const firstCount = `document.querySelector(".cell-count")?.textContent`;
 
 test("a notebook file opened, run and downloaded; its share link opened in a fresh page with nothing run", async ({ page2: page, engine }) => {
+  // Two first visits (this page and the link's fresh one), each booting Python: minutes in WebKitGTK on a loaded machine.
+  test.slow();
   await openPlayground(page);
   const notebook = {
     nbformat: 4,
