@@ -161,7 +161,7 @@ test("a percent-format Python file opens as code and Markdown cells", async ({ p
 test("a notebook dropped on the page opens; other files dropped go to the Files panel", async ({ page }) => {
   await openPlayground(page);
   const before = await notebookList(page).count();
-  const drop = async (name: string, contents: string) => {
+  const drop = async (name: string, contents: string, where = page.locator(".notebook")) => {
     const dataTransfer = await page.evaluateHandle(
       ([name, contents]) => {
         const data = new DataTransfer();
@@ -170,7 +170,7 @@ test("a notebook dropped on the page opens; other files dropped go to the Files 
       },
       [name, contents],
     );
-    await page.locator(".notebook").dispatchEvent("drop", { dataTransfer });
+    await where.dispatchEvent("drop", { dataTransfer });
   };
   const notebook = JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [{ cell_type: "code", id: "a", metadata: {}, execution_count: null, outputs: [], source: "dropped = True" }] });
   await drop("dropped.ipynb", notebook);
@@ -183,6 +183,12 @@ test("a notebook dropped on the page opens; other files dropped go to the Files 
   await expect(page.getByRole("list", { name: "Files" })).toContainText("table.csv");
   await expect(notebookList(page)).toHaveCount(before + 1);
   await expect(title(page)).toHaveValue("dropped");
+
+  // Dropped on the list of notebooks, outside the open one: opened too.
+  await drop("second.py", "# %%\nsecond = 2\n", page.getByRole("list", { name: "Notebooks" }));
+  await expect(title(page)).toHaveValue("second");
+  await expect(code(page, 1)).toContainText("second = 2");
+  await expect(notebookList(page)).toHaveCount(before + 2);
 });
 
 test("a malformed notebook and an nbformat 3 one are refused with their reasons, and the open notebook stays as it was", async ({ page }) => {

@@ -16,19 +16,42 @@ import { notebookHash, shareLink, type ShareLandingHost } from "./share-landing"
  * notebook, Share link. See docs/notebooks.md, "Files and links".
  */
 
+/** Props that make an element take dropped files. */
+interface DropProps {
+  onDragOver: (event: DragEvent) => void;
+  onDrop: (event: DragEvent) => void;
+}
+
 /** What the Playground offers its parts for opening notebooks. */
 export interface NotebookOpening extends ShareLandingHost {
   /** Why the last file or link was not opened, or "". */
   problem: string;
   /** Opens `files` as new notebooks, in order, and shows the last one opened; a file that cannot be opened is refused with its reason. */
   openFiles(files: readonly File[]): Promise<void>;
+  /** Other files dropped on the page go to `files` (the open notebook's) until the returned function is called. */
+  dropFilesIn(files: SessionFiles | null): () => void;
+  /** Props for the whole Playground: what is dropped anywhere on it is taken as on the open notebook. */
+  pageDrop: DropProps;
 }
 
 export const NotebookOpeningContext = createContext<NotebookOpening | null>(null);
 
+/** The open notebook's files, while it is open. */
+class FilesHere {
+  files: SessionFiles | null = null;
+  /** `files` take what is dropped until the returned function is called. */
+  take(files: SessionFiles | null): () => void {
+    this.files = files;
+    return () => {
+      if (this.files === files) this.files = null;
+    };
+  }
+}
+
 /** The Playground's way of opening notebooks; `adopt` adds a notebook and lists it. */
 export function useNotebookOpening(adopt: (notebook: Notebook) => Promise<void>): NotebookOpening {
   const [problem, say] = useState("");
+  const [filesHere] = useState(() => new FilesHere());
   const openFiles = useCallback(
     async (files: readonly File[]) => {
       say("");
@@ -55,48 +78,41 @@ export function useNotebookOpening(adopt: (notebook: Notebook) => Promise<void>)
     },
     [adopt],
   );
-  return useMemo(() => ({ problem, say, adopt, openFiles }), [problem, adopt, openFiles]);
-}
-
-/** The notebook files among `files`, and the others. */
-function sortDropped(files: FileList): { notebooks: File[]; others: File[] } {
-  const all = [...files];
-  return { notebooks: all.filter((file) => isNotebookFile(file.name)), others: all.filter((file) => !isNotebookFile(file.name)) };
+  const pageDrop = useMemo(() => dropTarget(openFiles, () => filesHere.files), [openFiles, filesHere]);
+  return useMemo(
+    () => ({ problem, say, adopt, openFiles, dropFilesIn: (files: SessionFiles | null) => filesHere.take(files), pageDrop }),
+    [problem, adopt, openFiles, filesHere, pageDrop],
+  );
 }
 
 /**
- * Props for the open notebook's element: dropped `.ipynb` and `.py` files open as new notebooks,
- * other files go to its Files panel.
+ * Props that make an element take dropped files: `.ipynb` and `.py` files open as new
+ * notebooks, the others go to `files()` (the open notebook's Files panel).
  */
-export function useNotebookDrop(files: SessionFiles | null) {
-  const opening = useContext(NotebookOpeningContext);
-  const upload = fileDropTarget(files);
-  return {
-    onDragOver: upload.onDragOver,
-    onDrop: (event: DragEvent) => {
-      const { notebooks, others } = sortDropped(event.dataTransfer.files);
-      if (!opening || !notebooks.length) return upload.onDrop(event);
-      event.preventDefault();
-      if (others.length) void files?.upload(others);
-      void opening.openFiles(notebooks);
-    },
-  };
-}
-
-/** Props for the whole Playground: a notebook file dropped anywhere else on it opens too. */
-export function pageDropTarget(opening: NotebookOpening) {
+function dropTarget(openFiles: NotebookOpening["openFiles"], files: () => SessionFiles | null): DropProps {
   return {
     onDragOver: (event: DragEvent) => {
       if (event.dataTransfer.types.includes("Files")) event.preventDefault();
     },
     onDrop: (event: DragEvent) => {
-      // Taken already by the open notebook's own drop target.
+      // Taken already, by the open notebook's element inside the page.
       if (event.defaultPrevented || !event.dataTransfer.files.length) return;
       event.preventDefault();
-      const { notebooks } = sortDropped(event.dataTransfer.files);
-      if (notebooks.length) void opening.openFiles(notebooks);
+      const dropped = [...event.dataTransfer.files];
+      const others = dropped.filter((file) => !isNotebookFile(file.name));
+      if (others.length) void files()?.upload(others);
+      const notebooks = dropped.filter((file) => isNotebookFile(file.name));
+      if (notebooks.length) void openFiles(notebooks);
     },
   };
+}
+
+/** Props for the open notebook's element, whose files take what is dropped on the page besides notebooks. */
+export function useNotebookDrop(files: SessionFiles | null) {
+  const opening = useContext(NotebookOpeningContext);
+  const dropFilesIn = opening?.dropFilesIn;
+  useEffect(() => dropFilesIn?.(files), [dropFilesIn, files]);
+  return opening ? dropTarget(opening.openFiles, () => files) : fileDropTarget(files);
 }
 
 /** The notebook as shown: its cells with the outputs their runs show now. */

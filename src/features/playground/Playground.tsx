@@ -5,7 +5,7 @@ import { disposeSession } from "../../runtime/use-python-session";
 import { storageFailure } from "../../storage/db";
 import { dropKept } from "../../storage/kept-saves";
 import { NotebookList } from "./NotebookList";
-import { NotebookOpeningContext, pageDropTarget, useNotebookOpening } from "./NotebookFiles";
+import { NotebookOpeningContext, useNotebookOpening } from "./NotebookFiles";
 import { sharedFromHash, useShareLanding } from "./share-landing";
 import { NotebookView, notebookLocks } from "./NotebookView";
 import { addNotebook, deleteNotebook, notebookScope, type NotebookSummary } from "../../storage/notebooks";
@@ -125,7 +125,7 @@ export function Playground() {
   };
 
   return (
-    <main className="playground notebooks" {...pageDropTarget(opening)}>
+    <main className="playground notebooks" {...opening.pageDrop}>
       <NotebookList notebooks={notebooks ?? []} openId={openId} onOpen={open} onNew={() => void create()} onDelete={(id) => void remove(id)} />
       <div className="notebook-column">
         {problem && (
