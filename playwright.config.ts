@@ -14,7 +14,7 @@ if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65535) throw new Error(`KILN_P
 process.env.PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS = "1";
 
 /** The specs that assert how long the page's main thread is held (see the "measured" project). */
-const MEASURED = ["**/output-limits.spec.ts", "**/many-variables.spec.ts", "**/markdown-limits.spec.ts", "**/stream-flood.spec.ts", "**/error-limits.spec.ts"];
+const MEASURED = ["**/output-limits.spec.ts", "**/many-variables.spec.ts", "**/markdown-limits.spec.ts", "**/stream-flood.spec.ts", "**/error-limits.spec.ts", "**/big-notebook.spec.ts"];
 
 export default defineConfig<object, { engineName: EngineName }>({
   testDir: "e2e",
