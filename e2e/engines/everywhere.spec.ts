@@ -125,6 +125,16 @@ async function runCell(page: EnginePage, code: string, { stop = false } = {}): P
   return text;
 }
 
+/** Capture what a download hands the browser (the blob behind the link, and the file name) as `window.__downloaded`. */
+const CAPTURE_DOWNLOADS = `(() => {
+  const createObjectURL = URL.createObjectURL;
+  const blobs = new Map();
+  URL.createObjectURL = (blob) => { const url = createObjectURL(blob); blobs.set(url, blob); return url; };
+  HTMLAnchorElement.prototype.click = function () {
+    if (this.download) blobs.get(this.href).text().then((text) => (window.__downloaded = { name: this.download, text }));
+  };
+})()`;
+
 // These share one Playground, in this order, in one test worker.
 test.describe("in one Playground", () => {
   test.describe.configure({ mode: "default" });
@@ -155,26 +165,83 @@ test.describe("in one Playground", () => {
     await page.eval(`(() => {
       const data = new DataTransfer();
       data.items.add(new File(["a,b\\n1,2\\n"], "data.csv", { type: "text/csv" }));
-      const input = document.querySelector("input[type=file]");
+      const input = document.querySelector("input[aria-label='Choose files to upload']");
       input.files = data.files;
       input.dispatchEvent(new Event("change", { bubbles: true }));
     })()`);
     await waitFor(page, `document.querySelector("[aria-label=Files]")?.textContent.includes("data.csv")`);
     await runCell(page, `open("out.txt", "w").write(open("data.csv").read().upper())`);
     await waitFor(page, `document.querySelector("[aria-label=Files]")?.textContent.includes("out.txt")`);
-    // What the download hands the browser: the blob behind the link, and the file name.
-    await page.eval(`(() => {
-      const createObjectURL = URL.createObjectURL;
-      const blobs = new Map();
-      URL.createObjectURL = (blob) => { const url = createObjectURL(blob); blobs.set(url, blob); return url; };
-      HTMLAnchorElement.prototype.click = function () {
-        if (this.download) blobs.get(this.href).text().then((text) => (window.__downloaded = { name: this.download, text }));
-      };
-    })()`);
+    await page.eval(CAPTURE_DOWNLOADS);
     await click(page, "Download out.txt");
     await waitFor(page, "window.__downloaded");
     expect(await page.eval("window.__downloaded")).toEqual({ name: "out.txt", text: "A,B\n1,2\n" });
   });
+});
+
+const titleValue = `document.querySelector("[aria-label='Notebook title']")?.value`;
+const firstCount = `document.querySelector(".cell-count")?.textContent`;
+
+test("a notebook file opened, run and downloaded; its share link opened in a fresh page with nothing run", async ({ page2: page, engine }) => {
+  // Two first visits (this page and the link's fresh one), each booting Python: minutes in WebKitGTK on a loaded machine.
+  test.slow();
+  await openPlayground(page);
+  const notebook = {
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: { kiln_test: "kept" },
+    cells: [
+      { cell_type: "markdown", id: "intro", metadata: {}, source: "# From a file" },
+      { cell_type: "code", id: "mean", metadata: {}, execution_count: 7, source: "print('ran', 6 * 7)", outputs: [{ output_type: "stream", name: "stdout", text: "from the file\n" }] },
+    ],
+  };
+  // Chosen in the Open notebook picker (the file a person picks, set on its input).
+  await page.eval(`(() => {
+    const data = new DataTransfer();
+    data.items.add(new File([${js(JSON.stringify(notebook))}], "small.ipynb"));
+    const input = document.querySelector("input[aria-label='Choose a notebook to open']");
+    input.files = data.files;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  })()`);
+  await waitFor(page, `${titleValue} === "small"`);
+  await waitFor(page, `${outputText}.includes("from the file")`);
+  expect(await page.eval(firstCount)).toBe("[7]");
+  expect(await page.eval(`document.querySelector("h1")?.textContent`)).toBe("From a file");
+  await waitFor(page, `${statusText}.includes("Python ready")`);
+  await click(page, "Run all");
+  await waitFor(page, `${outputText}.includes("ran 42")`);
+  expect(await page.eval(firstCount)).toBe("[8]");
+
+  await page.eval(CAPTURE_DOWNLOADS);
+  await click(page, "Download notebook");
+  await waitFor(page, "window.__downloaded");
+  const downloaded = await page.eval<{ name: string; text: string }>("window.__downloaded");
+  expect(downloaded.name).toBe("small.ipynb");
+  const written = JSON.parse(downloaded.text);
+  expect(written.metadata.kiln_test).toBe("kept");
+  expect(written.cells[1].execution_count).toBe(8);
+  expect(written.cells[1].outputs).toEqual([{ output_type: "stream", name: "stdout", text: ["ran 42\n"] }]);
+
+  await click(page, "Share link");
+  const linkBox = `document.querySelector("[aria-label='Link to this notebook']")`;
+  await waitFor(page, linkBox);
+  const link = await page.eval<string>(`${linkBox}.value`);
+  expect(link).toMatch(/#\/playground\/shared\/[A-Za-z0-9_-]+$/);
+  // A fresh page (a profile of its own): the notebook comes from the link alone.
+  const other = await engine.newPage();
+  try {
+    await other.goto(link);
+    await waitFor(other, `${titleValue} === "small"`);
+    await waitFor(other, `/^#\\/playground\\/[0-9a-f-]{36}$/.test(location.hash)`);
+    await waitFor(other, `${statusText}.includes("Python ready")`);
+    expect(await other.eval(`document.querySelector(".cm-content, .code-text")?.textContent`)).toBe("print('ran', 6 * 7)");
+    // Nothing ran: no output, no count.
+    expect(await other.eval(outputText)).toBe("");
+    expect(await other.eval(firstCount)).toBe("[ ]");
+    expect(await other.errors()).toEqual([]);
+  } finally {
+    await other.close();
+  }
 });
 
 test("a widget protocol round trip from a host on another origin", async ({ page2: page, hostOrigin }) => {

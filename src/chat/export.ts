@@ -87,6 +87,16 @@ export function toNotebook(messages: readonly ChatMessage[], clean: OutputCleane
   return `${JSON.stringify(notebook, null, 1)}\n`;
 }
 
+/** `title` as the base of a file name: letters and digits of any script are kept, anything else a file name cannot hold becomes a dash. */
+export function fileBaseName(title: string, fallback: string): string {
+  return (
+    title
+      .replace(/[^\p{L}\p{N}_-]+/gu, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 40) || fallback
+  );
+}
+
 /** Offer `text` as a file download. */
 export function download(fileName: string, text: string, type: string): void {
   const url = URL.createObjectURL(new Blob([text], { type }));

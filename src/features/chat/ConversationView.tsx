@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
-import { download, toMarkdown, toNotebook } from "../../chat/export";
+import { download, fileBaseName, toMarkdown, toNotebook } from "../../chat/export";
 import { exportCleaner } from "../../components/output-cleaner";
 import type { Conversation } from "../../model/conversation";
 import type { Settings } from "../../storage/settings";
@@ -9,6 +9,7 @@ import { useOnline } from "../offline/use-online";
 import { FilesPanel } from "../files/FilesPanel";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
 import { MessageList } from "./MessageList";
+import { OpenAsNotebook } from "./OpenAsNotebook";
 import { NO_MODEL, useConversation } from "./use-conversation";
 import { ModelPicker } from "./ModelPicker";
 import { chosenModel, configuredProviders, servedLocally } from "../../providers";
@@ -109,12 +110,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
       submit();
     }
   };
-  // Letters and digits of any script are kept; what a file name cannot hold becomes a dash.
-  const fileBase =
-    conversation.title
-      .replace(/[^\p{L}\p{N}_-]+/gu, "-")
-      .replace(/^-+|-+$/g, "")
-      .slice(0, 40) || "conversation";
+  const fileBase = fileBaseName(conversation.title, "conversation");
 
   return (
     <div className="conversation-with-files" {...fileDropTarget(files)}>
@@ -152,6 +148,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(messages, exportCleaner), "application/x-ipynb+json")}>
                 Export notebook
               </button>
+              <OpenAsNotebook conversation={conversation} messages={messages} />
             </span>
           </div>
         </div>

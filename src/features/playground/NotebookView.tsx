@@ -13,11 +13,12 @@ import { readNotebook } from "../../storage/read-off-thread";
 import { welcomeNotebook } from "../../notebook/welcome";
 import { leaveKept, saveKept } from "../../storage/kept-saves";
 import { FilesPanel } from "../files/FilesPanel";
-import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
+import { useSessionFiles } from "../files/use-session-files";
 import { useSettings } from "../settings/settings-context";
 import { restoreVariables } from "../restore-variables";
 import { tabLocks } from "../tab-lock";
 import { Cell, type CellActions } from "./Cell";
+import { NotebookFiles, useNotebookDrop } from "./NotebookFiles";
 import { NotebookRuns, type RunsHost } from "./notebook-runs";
 import { RunStatusLine } from "./RunStatusLine";
 
@@ -88,6 +89,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
   const config = useMemo(() => (loaded ? sessionConfig(settings, { allowInput: true, network: true }) : null), [loaded, settings]);
   const { session, state } = usePythonSession(scope, config);
   const { files, state: filesState } = useSessionFiles(scope, session);
+  const drop = useNotebookDrop(files);
   /** What the runs read when they start and end (the newest session, settings and files). */
   const live = useRef({ session, config, settings, files });
   useEffect(() => {
@@ -363,7 +365,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
   }, [shownCells, allCells.length]);
   const cells = allCells.length > shownCells ? allCells.slice(0, shownCells) : allCells;
   return (
-    <div className="notebook" {...fileDropTarget(files)}>
+    <div className="notebook" {...drop}>
       <div className="notebook-head">
         <input
           className="notebook-title"
@@ -376,6 +378,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
             onTitle(id, title);
           }}
         />
+        <NotebookFiles current={current} runs={runs} loaded={notebook !== null} />
       </div>
       <div className="toolbar notebook-toolbar">
         <button type="button" onClick={runAll} disabled={!session || readOnly || !notebook}>

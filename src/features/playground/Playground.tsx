@@ -1,10 +1,12 @@
 import { useCallback, useEffect, useState } from "react";
-import { newNotebook } from "../../notebook/model";
+import { newNotebook, type Notebook } from "../../notebook/model";
 import { welcomeNotebook } from "../../notebook/welcome";
 import { disposeSession } from "../../runtime/use-python-session";
 import { storageFailure } from "../../storage/db";
 import { dropKept } from "../../storage/kept-saves";
 import { NotebookList } from "./NotebookList";
+import { NotebookOpeningContext, useNotebookOpening } from "./NotebookFiles";
+import { sharedFromHash, useShareLanding } from "./share-landing";
 import { NotebookView, notebookLocks } from "./NotebookView";
 import { addNotebook, deleteNotebook, notebookScope, type NotebookSummary } from "../../storage/notebooks";
 import { readNotebookList } from "../../storage/read-off-thread";
@@ -12,8 +14,9 @@ import { readNotebookList } from "../../storage/read-off-thread";
 /** The notebook opened last in this browser, opened by `#/playground`. */
 const LAST_OPEN = "kiln-last-notebook";
 
-/** The notebook the URL names (`#/playground/<id>`), if any. */
+/** The notebook the URL names (`#/playground/<id>`), if any (a share link names none). */
 function idFromHash(): string | null {
+  if (sharedFromHash() !== null) return null;
   const match = /^#\/playground\/([^/?#]+)/.exec(location.hash);
   return match ? decodeURIComponent(match[1]) : null;
 }
@@ -57,6 +60,16 @@ export function Playground() {
   // Another tab deleted a notebook: it leaves the list here too.
   useEffect(() => notebookLocks.onAnyNote("deleted", () => void refresh()), [refresh]);
 
+  const adopt = useCallback(
+    async (notebook: Notebook) => {
+      await addNotebook(notebook);
+      await refresh();
+    },
+    [refresh],
+  );
+  const opening = useNotebookOpening(adopt);
+  const landing = useShareLanding(opening);
+
   const known = (id: string | null) => (id && notebooks?.some((notebook) => notebook.id === id) ? id : null);
   /** The notebook the URL names, looked for in storage once more when the list read before does not have it (added meanwhile). */
   const [lookedFor, setLookedFor] = useState<string | null>(null);
@@ -64,7 +77,7 @@ export function Playground() {
   useEffect(() => {
     if (looking) void refresh().finally(() => setLookedFor(wanted));
   }, [looking, wanted, refresh]);
-  const openId = looking ? null : (known(wanted) ?? known(lastOpen()) ?? notebooks?.[0]?.id ?? null);
+  const openId = looking || landing.pending ? null : (known(wanted) ?? known(lastOpen()) ?? notebooks?.[0]?.id ?? null);
   useEffect(() => {
     if (!openId) return;
     try {
@@ -112,7 +125,7 @@ export function Playground() {
   };
 
   return (
-    <main className="playground notebooks">
+    <main className="playground notebooks" {...opening.pageDrop}>
       <NotebookList notebooks={notebooks ?? []} openId={openId} onOpen={open} onNew={() => void create()} onDelete={(id) => void remove(id)} />
       <div className="notebook-column">
         {problem && (
@@ -120,7 +133,14 @@ export function Playground() {
             Your notebooks could not be read from or written to the browser's storage ({problem}). What is stored stays; a reload tries again.
           </p>
         )}
-        {openId && <NotebookView key={openId} id={openId} onTitle={onTitle} onMissing={onMissing} />}
+        {opening.problem && (
+          <p className="notice notice-warning" role="alert">
+            {opening.problem}
+          </p>
+        )}
+        <NotebookOpeningContext.Provider value={opening}>
+          {openId && <NotebookView key={openId} id={openId} onTitle={onTitle} onMissing={onMissing} />}
+        </NotebookOpeningContext.Provider>
       </div>
     </main>
   );
