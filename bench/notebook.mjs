@@ -1,21 +1,13 @@
 // A big notebook in the Playground (Chromium): a 500-cell notebook opened, typed in and
 // scrolled, against a 1-cell notebook in the same run. Each notebook is stored through the
 // harness page (same origin, same IndexedDB) as the Playground keeps them, then opened by its URL.
-import { TRIALS, median, onNewDocument, openPage, spread, waitFor, waitQuiet } from "./lib.mjs";
+import { TRIALS, longestTask, median, onNewDocument, openPage, recordPage, spread, waitFor, waitQuiet } from "./lib.mjs";
 
 export const BIG_NOTEBOOK_CELLS = 500;
 const TYPED = "total = sum(range(10))  # typed";
 
-/** Records long tasks, and when the notebook was first ready for typing: its last cell shown and Cell 1's editor made. */
+/** Records when the notebook was first ready for typing: its last cell shown and Cell 1's editor made. */
 function recordNotebook(cells) {
-  window.__benchTasks = [];
-  try {
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) window.__benchTasks.push({ start: entry.startTime, duration: entry.duration });
-    }).observe({ type: "longtask", buffered: true });
-  } catch {
-    // No long task timing in this engine.
-  }
   const check = () => {
     if (window.__notebookReady !== undefined) return;
     const first = document.querySelector('[aria-label="Cell 1"] .cm-content');
@@ -24,8 +16,6 @@ function recordNotebook(cells) {
   new MutationObserver(check).observe(document, { subtree: true, childList: true });
 }
 
-const longest = (page, from, to) =>
-  page.evaluate(([from, to]) => Math.max(0, ...window.__benchTasks.filter((t) => t.start >= from && t.start <= to).map((t) => t.duration)), [from, to]);
 const now = (page) => page.evaluate(() => performance.now());
 
 /** Stores a notebook of `cells` code cells (each a few lines, with a line of output), and resolves with its id. */
@@ -52,6 +42,7 @@ async function trial(browser, origin, cells) {
   const { page, context } = await openPage(browser);
   try {
     const id = await storeNotebook(page, origin, cells);
+    await onNewDocument(page, recordPage);
     await onNewDocument(page, recordNotebook, cells);
     // A first visit warms the HTTP cache and the start-up snapshot, as a person's second visit finds them.
     await page.goto(`${origin}/#/playground/${id}`);
@@ -62,7 +53,7 @@ async function trial(browser, origin, cells) {
     const readyMs = await waitFor(page, "the notebook to open", () => window.__notebookReady);
     // Until a second after it was ready: what opening still does then counts too.
     await page.waitForTimeout(1000);
-    const openTask = await longest(page, 0, readyMs + 1000);
+    const openTask = await longestTask(page, 0, readyMs + 1000);
 
     // Typing in the middle cell (its editor made as it comes into view).
     const middle = page.getByRole("region", { name: `Cell ${Math.ceil(cells / 2) - (Math.ceil(cells / 2) % 5 === 0 ? 1 : 0)}` });
@@ -74,7 +65,7 @@ async function trial(browser, origin, cells) {
     await page.keyboard.type(TYPED, { delay: 20 });
     const typeTo = await now(page);
     await waitFor(page, "the typed text to show", (text) => [...document.querySelectorAll(".cm-content")].some((el) => el.textContent.includes(text)), TYPED);
-    const typeTask = await longest(page, typeFrom, typeTo + 200);
+    const typeTask = await longestTask(page, typeFrom, typeTo + 200);
 
     // Scrolling from the top to the bottom, a screen at a time.
     const scrollFrom = await now(page);
@@ -87,7 +78,7 @@ async function trial(browser, origin, cells) {
       }
     });
     const scrollTo = await now(page);
-    const scrollTask = await longest(page, scrollFrom, scrollTo + 200);
+    const scrollTask = await longestTask(page, scrollFrom, scrollTo + 200);
     return { readyMs, openTask, typeTask, scrollTask };
   } finally {
     await context.close();

@@ -3,28 +3,40 @@ import { grouped } from "../runtime/file-limits";
 import { nameList, variablesLimit } from "../runtime/output-model";
 import type { PythonSession } from "../runtime/python-session";
 import { storageFailure } from "../storage/db";
+import { leaveKept } from "../storage/kept-saves";
 
 /**
  * Brings the variables saved for a conversation or notebook (`what`: "conversation") back into
- * its interpreter, and says so: "Python state restored: …". `notBack` hears why they did not
- * come back; `save` keeps the snapshot again when some values were let go on the way.
+ * its interpreter once per page (`restored` holds the ids brought back), and says so: "Python
+ * state restored: …". `save` keeps the snapshot again when some values were let go on the way.
+ * Variables that do not come back are said so, stay saved (none are written over them), and
+ * opening it again tries again.
  */
 export async function restoreVariables({
   session,
+  id,
+  restored,
   what,
   load,
   save,
   say,
-  notBack,
 }: {
   session: PythonSession;
+  id: string;
+  restored: Set<string>;
   what: string;
   load: () => Promise<SessionSnapshot | undefined>;
   save: (snapshot: SessionSnapshot) => void;
   /** Tells the person (unless the view has closed meanwhile). */
   say: (notice: string) => void;
-  notBack: (why: string) => void;
 }): Promise<void> {
+  if (restored.has(id)) return;
+  restored.add(id);
+  const notBack = (why: string) => {
+    restored.delete(id);
+    leaveKept(id, ["variables"], false);
+    say(`This ${what}'s Python variables were not brought back (${why}). They stay saved, and are brought back when you open this ${what} again.`);
+  };
   let snapshot;
   try {
     snapshot = await load();

@@ -164,23 +164,15 @@ export function useConversation(
         setUnreadable("");
         setLoaded(true);
       }, unread);
-    if (!restoredOnThisPage.has(id)) {
-      restoredOnThisPage.add(id);
-      /** The stored variables did not come back: none are written over them, and opening the conversation again tries again. */
-      const notBack = (why: string) => {
-        restoredOnThisPage.delete(id);
-        leaveKept(id, ["variables"], false);
-        if (!cancelled) setNotice(`This conversation's Python variables were not brought back (${why}). They stay saved, and are brought back when you open this conversation again.`);
-      };
-      void restoreVariables({
-        session,
-        what: "conversation",
-        load: () => loadInterpreterState(id),
-        save: (snapshot) => saveVariables(id, snapshot),
-        say: (text) => !cancelled && setNotice(text),
-        notBack,
-      });
-    }
+    void restoreVariables({
+      session,
+      id,
+      restored: restoredOnThisPage,
+      what: "conversation",
+      load: () => loadInterpreterState(id),
+      save: (snapshot) => saveVariables(id, snapshot),
+      say: (text) => !cancelled && setNotice(text),
+    });
     return () => {
       cancelled = true;
       // Read again when this tab holds the conversation again (another tab may have added to it meanwhile).

@@ -244,22 +244,16 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
 
   // The variables saved after the last run that ended ok come back once per page.
   useEffect(() => {
-    if (!here || !session || restoredOnThisPage.has(id)) return;
-    restoredOnThisPage.add(id);
+    if (!here || !session) return;
     let cancelled = false;
-    /** The stored variables did not come back: none are written over them, and opening the notebook again tries again. */
-    const notBack = (why: string) => {
-      restoredOnThisPage.delete(id);
-      leaveKept(id, ["variables"], false);
-      if (!cancelled) setNotice(`This notebook's Python variables were not brought back (${why}). They stay saved, and are brought back when you open this notebook again.`);
-    };
     void restoreVariables({
       session,
+      id,
+      restored: restoredOnThisPage,
       what: "notebook",
       load: () => loadNotebookState(id),
       save: (snapshot) => saveVariables(id, snapshot),
       say: (text) => !cancelled && setNotice(text),
-      notBack,
     });
     return () => {
       cancelled = true;
