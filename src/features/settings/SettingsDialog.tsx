@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { redactKey, type ProviderKind } from "../../chat/provider";
-import { configuredProviders, createProvider, PROVIDERS } from "../../providers";
+import { configuredProviders, createProvider, PROVIDERS, providerSavedLast } from "../../providers";
 import {
   checkApiBaseUrl,
   DEFAULT_SETTINGS,
@@ -81,7 +81,10 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     }
     try {
       // Fields not changed here keep what another tab saved since the dialog opened.
-      await save(mergeChanges(opened.current, { ...draft, providers }, await loadSettings()));
+      const saved = { ...draft, providers };
+      // A changed model of a provider in use is the one new conversations start with.
+      saved.provider = providerSavedLast(opened.current, saved);
+      await save(mergeChanges(opened.current, saved, await loadSettings()));
       onClose();
     } catch (cause) {
       const message = cause instanceof Error ? cause.message : String(cause);
