@@ -197,6 +197,10 @@ test("one chat turn with a tool call", async ({ page2: page, engineName }) => {
   ]);
   await page.goto(`${base()}/#/chat`);
   await click(page, "Settings");
+  // Anthropic's group is folded until its line is clicked.
+  const toggle = `[...document.querySelectorAll("fieldset")].find((f) => f.querySelector("legend")?.textContent === "Anthropic").querySelector("button[aria-expanded]")`;
+  await page.eval(`${toggle}.click()`);
+  await waitFor(page, `${toggle}.getAttribute("aria-expanded") === "true" && ${labelled("API key")}.getClientRects().length > 0`);
   await fill(page, labelled("API key"), key);
   await fill(page, labelled("Base URL"), apiBase());
   await click(page, "Save");
