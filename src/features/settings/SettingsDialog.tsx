@@ -3,6 +3,9 @@ import { flushSync } from "react-dom";
 import { redactKey, type ProviderKind } from "../../chat/provider";
 import { chosenModel, configuredProviders, createProvider, PROVIDERS, providerKind, providerSavedLast } from "../../providers";
 import { FoldedGroup } from "./FoldedGroup";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
+import { deleteEverything } from "./delete-everything";
+import { setErasure } from "../../storage/erased";
 import {
   checkApiBaseUrl,
   DEFAULT_SETTINGS,
@@ -34,6 +37,8 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
   /** A refused Base URL's message, by provider. */
   const [baseUrlErrors, setBaseUrlErrors] = useState<Record<string, string>>({});
   const [models, setModels] = useState<Record<string, string[]>>({});
+  /** Delete everything was pressed: its question is asked in place. */
+  const [confirmingDelete, setConfirmingDelete] = useState(false);
   /** The groups opened (all are folded when the dialog opens). */
   const [openGroups, setOpenGroups] = useState<ReadonlySet<string>>(new Set());
   const toggle = (name: string) =>
@@ -52,6 +57,7 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
       setError("");
       setBaseUrlErrors({});
       setOpenGroups(new Set());
+      setConfirmingDelete(false);
       element.showModal();
     } else if (!open && element.open) {
       element.close();
@@ -184,6 +190,25 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
             <input type="url" placeholder="Pyodide's own (leave empty)" {...text("lockFileUrl")} />
           </label>
           <p className="hint">Package settings apply when Python next starts (Restart).</p>
+        </fieldset>
+        <fieldset>
+          <legend>Your data</legend>
+          {confirmingDelete ? (
+            <ConfirmDelete
+              name="everything Kiln keeps in this browser"
+              question="Delete every conversation, notebook and file, your API keys and settings, Python's snapshot and the offline copy, in every tab of Kiln? This cannot be undone."
+              onDelete={() =>
+                void deleteEverything().catch((cause: unknown) =>
+                  setErasure({ by: "this tab", done: false, waiting: false, failed: cause instanceof Error ? cause.message : String(cause) }),
+                )
+              }
+              onKeep={() => setConfirmingDelete(false)}
+            />
+          ) : (
+            <button type="button" className="danger-button" onClick={() => setConfirmingDelete(true)}>
+              Delete everything Kiln keeps in this browser
+            </button>
+          )}
         </fieldset>
         {error && <p role="alert">{error}</p>}
         <div className="dialog-buttons">
