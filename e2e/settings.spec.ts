@@ -27,7 +27,7 @@ test("each provider is one line until opened: not set up, or its model, server a
   const dialog = await openSettings(page);
   // Four lines, no form: no key, Base URL or model field is shown.
   for (const name of PROVIDERS) {
-    await expect(line(page, name)).toHaveText(`${name} · not set up`);
+    await expect(line(page, name)).toHaveAccessibleName(`${name} · not set up`);
     await expect(line(page, name)).toHaveAttribute("aria-expanded", "false");
   }
   await expect(dialog.getByRole("textbox", { name: /API key|Base URL/ })).toHaveCount(0);
@@ -45,7 +45,7 @@ test("each provider is one line until opened: not set up, or its model, server a
   await anthropic.getByLabel("API key").fill(uniqueKey("folded"));
   await line(page, "Anthropic").click();
   await expect(anthropic.getByLabel("API key")).toBeHidden();
-  await expect(line(page, "Anthropic")).toHaveText("Anthropic · claude-sonnet-5-5 · key changed, not stored yet");
+  await expect(line(page, "Anthropic")).toHaveAccessibleName("Anthropic · claude-sonnet-5-5 · key changed, not stored yet");
   await page.keyboard.press("Escape");
   await expect(dialog).toBeHidden();
 
@@ -58,9 +58,9 @@ test("each provider is one line until opened: not set up, or its model, server a
   });
   await page.reload();
   await openSettings(page);
-  await expect(line(page, "Anthropic")).toHaveText(`Anthropic · claude-sonnet-5-5 · ${apiBase()} · key stored · new chats start here`);
-  await expect(line(page, "OpenAI-compatible")).toHaveText(`OpenAI-compatible · qwen2.5-coder:7b · ${openaiBase(session)} · no key`);
-  await expect(line(page, "OpenAI")).toHaveText("OpenAI · not set up");
+  await expect(line(page, "Anthropic")).toHaveAccessibleName(`Anthropic · claude-sonnet-5-5 · ${apiBase()} · key stored · new chats start here`);
+  await expect(line(page, "OpenAI-compatible")).toHaveAccessibleName(`OpenAI-compatible · qwen2.5-coder:7b · ${openaiBase(session)} · no key`);
+  await expect(line(page, "OpenAI")).toHaveAccessibleName("OpenAI · not set up");
   for (const name of PROVIDERS) await expect(line(page, name)).toHaveAttribute("aria-expanded", "false");
   // Opening a set-up group shows what was saved.
   await line(page, "OpenAI-compatible").click();
@@ -147,6 +147,6 @@ test.describe("Delete everything", () => {
     await expect(page.getByRole("button", { name: "Untitled conversation", exact: true })).toBeVisible();
     await expect(page.getByRole("list", { name: "Conversations" }).getByRole("listitem")).toHaveCount(1);
     await page.getByRole("button", { name: "Settings" }).click();
-    await expect(line(page, "Anthropic")).toHaveText("Anthropic · not set up");
+    await expect(line(page, "Anthropic")).toHaveAccessibleName("Anthropic · not set up");
   });
 });

@@ -26,6 +26,9 @@ export function FoldedGroup({
       <legend className="visually-hidden">{name}</legend>
       <button type="button" className="group-toggle" aria-expanded={open} aria-controls={fieldsId} onClick={onToggle}>
         <strong>{name}</strong> · {summary}
+        <span className="group-caret" aria-hidden="true">
+          {open ? " ▾" : " ▸"}
+        </span>
       </button>
       <div id={fieldsId} className="group-fields" hidden={!open}>
         {children}
