@@ -5,7 +5,7 @@
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { saveSettings, storedSettings } from "./support/settings";
+import { openGroup, saveSettings, storedSettings } from "./support/settings";
 import { answered, apiBase, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { openPlayground, output, run, startRun } from "./support/playground";
 
@@ -18,7 +18,7 @@ test("\"Don't remember this key\" keeps the key in this tab only: it works now, 
   await script(key, [say("Heard you.")]);
   await page.goto("/#/chat");
   await page.getByRole("button", { name: "Settings" }).click();
-  const anthropic = page.getByRole("dialog", { name: "Settings" }).getByRole("group", { name: "Anthropic", exact: true });
+  const anthropic = await openGroup(page.getByRole("dialog", { name: "Settings" }), "Anthropic");
   await anthropic.getByLabel("API key").fill(key);
   await anthropic.getByLabel("Base URL").fill(apiBase());
   await anthropic.getByLabel("Don't remember this key").check();

@@ -6,11 +6,12 @@
  * bodies expect the fallbacks the README's browser table promises.
  */
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { apiBase, script } from "../support/chat";
 import { freePort } from "../support/ports";
 import { expect } from "@playwright/test";
 import { hostTest } from "../support/embed-host";
-import { startEngine, type Engine, type EngineName, type EnginePage } from "./driver";
+import { FIREFOX_STACK_SWITCH_TERMINATED, startEngine, type Engine, type EngineName, type EnginePage } from "./driver";
 
 const test = hostTest.extend<{ page2: EnginePage; playground: EnginePage }, { engineName: EngineName; engine: Engine; sharedPlayground: EnginePage }>({
   engineName: ["firefox", { option: true, scope: "worker" }],
@@ -264,6 +265,10 @@ test("one chat turn with a tool call", async ({ page2: page, engineName }) => {
   ]);
   await page.goto(`${base()}/#/chat`);
   await click(page, "Settings");
+  // Anthropic's group is folded until its line is clicked.
+  const toggle = `[...document.querySelectorAll("fieldset")].find((f) => f.querySelector("legend")?.textContent === "Anthropic").querySelector("button[aria-expanded]")`;
+  await page.eval(`${toggle}.click()`);
+  await waitFor(page, `${toggle}.getAttribute("aria-expanded") === "true" && ${labelled("API key")}.getClientRects().length > 0`);
   await fill(page, labelled("API key"), key);
   await fill(page, labelled("Base URL"), apiBase());
   await click(page, "Save");
@@ -300,5 +305,70 @@ test("offline reload", async ({ engine }) => {
     } catch {
       // Already gone.
     }
+  }
+});
+
+/** A WebAssembly module whose export `spin` loops for ever. */
+const SPIN_WASM = [0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 7, 8, 1, 4, 115, 112, 105, 110, 0, 0, 10, 9, 1, 7, 0, 3, 64, 12, 0, 11, 11];
+
+/**
+ * Workers that spin in WebAssembly, plainly or through stack switching (JSPI, as Pyodide runs
+ * Python where it can); the second catches the call's rejection and prevents every error event.
+ */
+const SPINNING_WORKERS: Record<string, string> = {
+  "/plain.js": `onmessage = (e) => {
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(e.data)));
+    postMessage("spinning");
+    instance.exports.spin();
+  };`,
+  "/switching.js": `addEventListener("unhandledrejection", (e) => e.preventDefault());
+  addEventListener("error", (e) => e.preventDefault());
+  onmessage = async (e) => {
+    if (!("promising" in WebAssembly)) return postMessage("no stack switching");
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(e.data)));
+    postMessage("spinning");
+    try {
+      await WebAssembly.promising(instance.exports.spin)();
+    } catch {
+      // Nothing to report.
+    }
+  };`,
+};
+
+test("a worker terminated inside WebAssembly stack switching: what Firefox reports is its own, which no page code prevents", async ({ page2: page, engineName }) => {
+  const server = createServer((request, response) => {
+    const worker = SPINNING_WORKERS[request.url ?? ""];
+    response.setHeader("content-type", worker ? "text/javascript" : "text/html");
+    response.end(worker ?? "<!doctype html><title>Workers</title>");
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  try {
+    await page.goto(`http://127.0.0.1:${port}/`);
+    // Started, seen spinning, terminated; the page's own handlers see no error either.
+    const spinAndTerminate = (path: string) =>
+      page.eval<string>(`new Promise((resolve) => {
+        const worker = new Worker(${js(path)});
+        worker.onerror = () => resolve("error event");
+        worker.onmessage = (event) => {
+          if (event.data !== "spinning") return resolve(event.data);
+          setTimeout(() => { worker.terminate(); setTimeout(() => resolve("terminated"), 500); }, 300);
+        };
+        worker.postMessage(${js(SPIN_WASM)});
+      })`);
+    expect(await spinAndTerminate("/plain.js")).toBe("terminated");
+    const switching = await spinAndTerminate("/switching.js");
+    if (engineName === "firefox") {
+      expect(switching).toBe("terminated");
+      // Only the worker inside stack switching makes the report, in spite of its handlers.
+      await expect.poll(() => page.engineReports(), { timeout: 10_000 }).toEqual([FIREFOX_STACK_SWITCH_TERMINATED]);
+    } else {
+      // WebKit has no stack switching, and reports nothing.
+      expect(switching).toBe("no stack switching");
+      expect(page.engineReports()).toEqual([]);
+    }
+    expect(await page.errors()).toEqual([]);
+  } finally {
+    server.close();
   }
 });

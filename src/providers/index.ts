@@ -44,6 +44,29 @@ export function chosenModel(settings: Settings, choice?: ModelRef): ModelRef | u
   return kind && { provider: kind.id, model: effectiveConfig(settings, kind).model };
 }
 
+/**
+ * The settings with `ref` as the model new conversations start with: its provider becomes the default
+ * one, and its model that provider's (left as it is when it already names that model).
+ */
+export function withModelChosen(settings: Settings, ref: ModelRef): Settings {
+  const kind = providerKind(ref.provider);
+  if (!kind) return settings;
+  const config = providerConfig(settings, kind.id);
+  const model = effectiveConfig(settings, kind).model === ref.model ? config.model : ref.model;
+  return { ...settings, provider: kind.id, providers: { ...settings.providers, [kind.id]: { ...config, model } } };
+}
+
+/**
+ * The provider a save in Settings makes the default: the first whose Model was changed there and that was
+ * already set up before (a change of the model in use); else the default stays as it was.
+ */
+export function providerSavedLast(before: Settings, after: Settings): string {
+  const changed = configuredProviders(before).find(
+    (kind) => effectiveConfig(before, kind).model !== effectiveConfig(after, kind).model && kind.configured(providerConfig(after, kind.id)),
+  );
+  return changed?.id ?? after.provider;
+}
+
 /** A provider set up with the person's settings, keeping its sandbox's record under `scope`. */
 export function createProvider(settings: Settings, id: string, scope: string): Provider | undefined {
   const kind = providerKind(id);

@@ -5,6 +5,7 @@
  * out of Cache Storage into a new Blob first (about 200 ms), but takes a few ms here.
  */
 import { openDB, type DBSchema } from "idb";
+import { ErasedError, storageErased } from "../storage/erased";
 
 /** The database and its one store (tests open them by these names). */
 export const SNAPSHOT_DB = "kiln-python-snapshots";
@@ -29,8 +30,11 @@ interface Schema extends DBSchema {
   snapshots: { key: string; value: SnapshotRecord };
 }
 
+/** Refused once everything Kiln keeps was deleted, so that no snapshot is written again before a reload. */
 const open = () =>
-  openDB<Schema>(SNAPSHOT_DB, 1, {
+  storageErased()
+    ? Promise.reject(new ErasedError())
+    : openDB<Schema>(SNAPSHOT_DB, 1, {
     upgrade(db) {
       db.createObjectStore(SNAPSHOT_STORE);
     },

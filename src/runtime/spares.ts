@@ -4,6 +4,7 @@
  */
 import { loadWorkersAhead, workersAheadLoaded } from "./host-frame";
 import { WorkerHandle, type WorkerConfig } from "./python-worker";
+import { storageErased, whenErased } from "../storage/erased";
 
 /**
  * The spares, one per worker configuration, shared by every session on the page: a
@@ -20,8 +21,15 @@ export function takeWorker(config: WorkerConfig): WorkerHandle {
   return spare?.alive ? spare : new WorkerHandle(config);
 }
 
+// Everything Kiln keeps was deleted: the spares stop too, and none starts again.
+whenErased(() => {
+  for (const spare of spares.values()) spare.terminate();
+  spares.clear();
+});
+
 /** Make sure a spare for `config` is loading or loaded. */
 export function warmSpare(config: WorkerConfig): void {
+  if (storageErased()) return;
   const key = configKey(config);
   if (spares.get(key)?.alive) return;
   const spare = new WorkerHandle(config);

@@ -2,6 +2,7 @@ import { useEffect, useSyncExternalStore } from "react";
 import { PythonSession, type SessionState } from "./python-session";
 import type { SessionConfig } from "./session-config";
 import { forgetSessionFiles } from "./session-files";
+import { whenErased } from "../storage/erased";
 
 const NOT_STARTED: SessionState = { kind: "loading", message: "Starting Python…" };
 
@@ -19,6 +20,11 @@ export function getSession(key: string, config: SessionConfig): PythonSession {
   }
   return session;
 }
+
+// Everything Kiln keeps was deleted: every interpreter of the page stops.
+whenErased(() => {
+  for (const key of [...sessions.keys()]) disposeSession(key);
+});
 
 export function disposeSession(key: string): void {
   sessions.get(key)?.dispose();

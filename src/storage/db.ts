@@ -5,6 +5,7 @@ import type { StoredSandbox } from "../model/sandbox";
 import type { SessionSnapshot } from "../../workers/python-api";
 import type { Notebook, NotebookCell } from "../notebook/model";
 import { migrateMessage, migrateSandbox } from "./migrate";
+import { ErasedError, storageErased, whenErased } from "./erased";
 
 export const DB_NAME = "kiln";
 
@@ -73,8 +74,15 @@ let opening: Promise<AppDb> | undefined;
 /** The schema this version of Kiln writes. */
 export const DB_VERSION = 5;
 
-/** The one place that opens the database; upgrades climb a ladder of versions. */
+// Everything was deleted: the connection closes (so that the delete goes through), and none opens again.
+whenErased(() => {
+  void opening?.then((db) => db.close(), () => undefined);
+  opening = undefined;
+});
+
+/** The one place that opens the database; upgrades climb a ladder of versions. Refused once everything was deleted. */
 export function openAppDb(): Promise<AppDb> {
+  if (storageErased()) return Promise.reject(new ErasedError());
   opening ??= openDB<AppDbSchema>(DB_NAME, DB_VERSION, {
     async upgrade(db, oldVersion, _newVersion, tx) {
       if (oldVersion < 1) {

@@ -1,4 +1,5 @@
 import type { ChatMessage } from "../model/conversation";
+import { ErasedError, storageErased } from "./erased";
 import { loadMessages } from "./conversations";
 import type { Notebook } from "../notebook/model";
 import { migratePlayground, playgroundToMigrate } from "./migrate-playground";
@@ -12,6 +13,8 @@ export type ReadReply = { ok: true; value: unknown } | { ok: false; name: string
  * (the same read on this thread). A read that fails there fails here, with its error's name.
  */
 function readOffThread<T>(request: ReadRequest, here: () => Promise<T>): Promise<T> {
+  // Its worker would open the database again.
+  if (storageErased()) return Promise.reject(new ErasedError());
   let worker: Worker;
   try {
     worker = new Worker(new URL("./stored-reader.worker.ts", import.meta.url), { type: "module", name: "kiln-stored-reader" });

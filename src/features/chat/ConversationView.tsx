@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent }
 import { download, fileBaseName, toMarkdown, toNotebook } from "../../chat/export";
 import { exportCleaner } from "../../components/output-cleaner";
 import type { Conversation } from "../../model/conversation";
-import type { Settings } from "../../storage/settings";
+import { loadSettings, type Settings } from "../../storage/settings";
 import { loadDraft, saveDraft } from "../../storage/conversations";
 import { keptValue, onRefusedSaves, refusedSaves, saveKept, type RefusedSave } from "../../storage/kept-saves";
 import { useOnline } from "../offline/use-online";
@@ -12,7 +12,8 @@ import { MessageList } from "./MessageList";
 import { OpenAsNotebook } from "./OpenAsNotebook";
 import { NO_MODEL, useConversation } from "./use-conversation";
 import { ModelPicker } from "./ModelPicker";
-import { chosenModel, configuredProviders, servedLocally } from "../../providers";
+import { chosenModel, configuredProviders, servedLocally, withModelChosen } from "../../providers";
+import { useSettings } from "../settings/settings-context";
 
 function keepDraft(conversationId: string, text: string) {
   void saveKept(`${conversationId}:draft`, "your draft", text, (value) => saveDraft(conversationId, value));
@@ -46,6 +47,7 @@ interface Props {
 }
 
 export function ConversationView({ conversation, settings, onChange, onOpenSettings }: Props) {
+  const { save: saveSettings } = useSettings();
   const { session, messages, loaded, busy, notice, elsewhere, takeOver, takingOver, send, retry, stop } = useConversation(
     conversation.id,
     conversation.pythonNetwork === true,
@@ -127,7 +129,13 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               settings={settings}
               value={model}
               disabled={busy}
-              onChange={(choice) => onChange(conversation.id, (current) => ({ ...current, model: choice }))}
+              onChange={(choice) => {
+                onChange(conversation.id, (current) => ({ ...current, model: choice }));
+                // New conversations start with it, also after a reload.
+                void loadSettings()
+                  .then((current) => saveSettings(withModelChosen(current, choice)))
+                  .catch((error: unknown) => console.error("Could not keep the model chosen for new conversations.", error));
+              }}
             />
             <label className="switch">
               <input

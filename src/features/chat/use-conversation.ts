@@ -256,8 +256,10 @@ export function useConversation(
         if (answering.get(id) === answer) answering.delete(id);
         end();
         setBusy(false);
+        // Answered, the conversation keeps this model: a model chosen later elsewhere changes only new conversations.
         onConversationChange(id, (current) => ({
           ...current,
+          model: current.model ?? model,
           usage: {
             inputTokens: current.usage.inputTokens + usage.inputTokens,
             outputTokens: current.usage.outputTokens + usage.outputTokens,

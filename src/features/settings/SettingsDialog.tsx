@@ -1,6 +1,11 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
+import { flushSync } from "react-dom";
 import { redactKey, type ProviderKind } from "../../chat/provider";
-import { configuredProviders, createProvider, PROVIDERS } from "../../providers";
+import { chosenModel, configuredProviders, createProvider, PROVIDERS, providerKind, providerSavedLast } from "../../providers";
+import { FoldedGroup } from "./FoldedGroup";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
+import { deleteEverything } from "./delete-everything";
+import { setErasure } from "../../storage/erased";
 import {
   checkApiBaseUrl,
   DEFAULT_SETTINGS,
@@ -32,6 +37,16 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
   /** A refused Base URL's message, by provider. */
   const [baseUrlErrors, setBaseUrlErrors] = useState<Record<string, string>>({});
   const [models, setModels] = useState<Record<string, string[]>>({});
+  /** Delete everything was pressed: its question is asked in place. */
+  const [confirmingDelete, setConfirmingDelete] = useState(false);
+  /** The groups opened (all are folded when the dialog opens). */
+  const [openGroups, setOpenGroups] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (name: string) =>
+    setOpenGroups((groups) => {
+      const next = new Set(groups);
+      if (!next.delete(name)) next.add(name);
+      return next;
+    });
 
   useEffect(() => {
     const element = dialog.current;
@@ -41,6 +56,8 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
       setDraft(settings);
       setError("");
       setBaseUrlErrors({});
+      setOpenGroups(new Set());
+      setConfirmingDelete(false);
       element.showModal();
     } else if (!open && element.open) {
       element.close();
@@ -76,12 +93,17 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     setBaseUrlErrors(refused);
     const first = Object.keys(refused)[0];
     if (first) {
+      // Its group opens, so that the message and the field are seen.
+      flushSync(() => setOpenGroups((groups) => new Set([...groups, ...Object.keys(refused).map((id) => providerKind(id)?.label ?? id)])));
       document.getElementById(`kiln-base-url-${first}`)?.focus();
       return;
     }
     try {
       // Fields not changed here keep what another tab saved since the dialog opened.
-      await save(mergeChanges(opened.current, { ...draft, providers }, await loadSettings()));
+      const saved = { ...draft, providers };
+      // A changed model of a provider in use is the one new conversations start with.
+      saved.provider = providerSavedLast(opened.current, saved);
+      await save(mergeChanges(opened.current, saved, await loadSettings()));
       onClose();
     } catch (cause) {
       const message = cause instanceof Error ? cause.message : String(cause);
@@ -107,19 +129,29 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
     };
   };
 
+  /** The provider new conversations start with, as saved. */
+  const newChatsProvider = chosenModel(settings)?.provider;
+
   return (
     <dialog ref={dialog} className="settings-dialog" aria-label="Settings" onClose={onClose}>
       <form onSubmit={onSubmit}>
         <h2>Settings</h2>
         {PROVIDERS.map((kind) => (
-          <ProviderFields
+          <FoldedGroup
             key={kind.id}
-            kind={kind}
-            config={draft.providers[kind.id] ?? EMPTY_PROVIDER_CONFIG}
-            models={models[kind.id] ?? []}
-            baseUrlError={baseUrlErrors[kind.id]}
-            onChange={(change) => setProvider(kind.id, change)}
-          />
+            name={kind.label}
+            summary={providerSummary(kind, providerConfig(draft, kind.id), providerConfig(settings, kind.id), kind.id === newChatsProvider)}
+            open={openGroups.has(kind.label)}
+            onToggle={() => toggle(kind.label)}
+          >
+            <ProviderFields
+              kind={kind}
+              config={draft.providers[kind.id] ?? EMPTY_PROVIDER_CONFIG}
+              models={models[kind.id] ?? []}
+              baseUrlError={baseUrlErrors[kind.id]}
+              onChange={(change) => setProvider(kind.id, change)}
+            />
+          </FoldedGroup>
         ))}
         <fieldset>
           <legend>Chat</legend>
@@ -159,6 +191,25 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
           </label>
           <p className="hint">Package settings apply when Python next starts (Restart).</p>
         </fieldset>
+        <fieldset>
+          <legend>Your data</legend>
+          {confirmingDelete ? (
+            <ConfirmDelete
+              name="everything Kiln keeps in this browser"
+              question="Delete every conversation, notebook and file, your API keys and settings, Python's snapshot and the offline copy, in every tab of Kiln? This cannot be undone."
+              onDelete={() =>
+                void deleteEverything().catch((cause: unknown) =>
+                  setErasure({ by: "this tab", done: false, waiting: false, failed: cause instanceof Error ? cause.message : String(cause) }),
+                )
+              }
+              onKeep={() => setConfirmingDelete(false)}
+            />
+          ) : (
+            <button type="button" className="danger-button" onClick={() => setConfirmingDelete(true)}>
+              Delete everything Kiln keeps in this browser
+            </button>
+          )}
+        </fieldset>
         {error && <p role="alert">{error}</p>}
         <div className="dialog-buttons">
           <button type="button" onClick={onClose}>
@@ -179,12 +230,11 @@ interface ProviderFieldsProps {
   onChange: (change: Partial<ProviderConfig>) => void;
 }
 
-/** One provider's key, Base URL and model (and sandbox tool, where it has a sandbox). */
+/** One provider's key, Base URL and model (and sandbox tool, where it has a sandbox), in its group. */
 function ProviderFields({ kind, config, models, baseUrlError, onChange }: ProviderFieldsProps) {
   const id = kind.id;
   return (
-    <fieldset>
-      <legend>{kind.label}</legend>
+    <>
       <label>
         API key{kind.keyOptional ? " (optional)" : ""}
         <input
@@ -242,6 +292,23 @@ function ProviderFields({ kind, config, models, baseUrlError, onChange }: Provid
           </datalist>
         </label>
       ) : null}
-    </fieldset>
+    </>
   );
+}
+
+/**
+ * One line on what a provider has: its model, its server when that is a local one or not the
+ * provider's own, and its key ("not set up" when it cannot be used yet). It never says "save":
+ * the dialog's one button of that name is Save.
+ */
+export function providerSummary(kind: ProviderKind, config: ProviderConfig, saved: ProviderConfig, forNewChats: boolean): string {
+  if (!kind.configured(config)) return "not set up";
+  const parts = [config.model.trim() || kind.defaultModel];
+  const baseUrl = config.baseUrl.trim();
+  if (baseUrl || kind.keyOptional) parts.push(baseUrl || kind.defaultBaseUrl);
+  if (!config.apiKey) parts.push("no key");
+  else if (config.apiKey !== saved.apiKey || config.rememberKey !== saved.rememberKey) parts.push("key changed, not stored yet");
+  else parts.push(config.rememberKey ? "key stored" : "key for this tab only");
+  if (forNewChats) parts.push("new chats start here");
+  return parts.join(" · ");
 }
