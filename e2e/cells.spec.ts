@@ -1,6 +1,8 @@
 import type { FrameLocator, Page, Worker } from "@playwright/test";
 import { expect, test as base } from "./support/test";
 import { serveCellPages, type CellPages } from "./support/cell-pages";
+import { KILN_ORIGIN } from "./support/host-pages";
+import { cellFragment, parseCellFragment } from "../src/embed/cell-config";
 
 // Playwright reads a fixture's dependencies from its first parameter: here, none.
 // eslint-disable-next-line no-empty-pattern
@@ -222,7 +224,7 @@ ${pre("undefined_name + value", "data-kiln-check")}`);
 
 test("runs from several cells take turns, saying so; Stop in any cell stops the session's run", async ({ page, cellPages }) => {
   const path = cellPages.add(`
-${pre("import time\nprint('one started')\ntime.sleep(4)\nprint('one done')\ncount = 1")}
+${pre("import time\nprint('one started')\ntime.sleep(15)\nprint('one done')\ncount = 1")}
 ${pre("print('two ran after', count)")}
 ${pre("print('looping')\nimport time\ntime.sleep(0)\nwhile True:\n    pass")}`);
   await page.goto(cellPages.sameSite + path);
@@ -277,4 +279,105 @@ ${pre("print(globals().get('tab', 'not here'))")}`);
   await expect(output(other, 2)).toHaveText("second");
   await run(page, 2);
   await expect(output(page, 2)).toHaveText("first");
+});
+
+test("a page of another origin cannot reach into a page's session: not with its token, not through the frames, not with a frame of its own", async ({
+  page,
+  cellPages,
+}) => {
+  // The victim: a lesson on another site, whose session holds a secret.
+  const victimPath = cellPages.add(`
+${pre("secret = 'victim'")}
+${pre("print(secret)")}`);
+  // The attacker's page frames the victim's (so it holds its windows) and loads embed.js too.
+  const attackPath = cellPages.add(`<iframe id="victim" title="Victim" src="${cellPages.otherSite}${victimPath}" style="width:100%;height:900px"></iframe>`);
+  await page.goto(cellPages.sameSite + attackPath);
+  const victim = page.frameLocator("#victim");
+  const victimCell = (n: number) => victim.frameLocator(`iframe[title="Python cell ${n}"]`);
+  const victimRun = async (n: number) => {
+    const out = victimCell(n).getByRole("region", { name: "Output" });
+    const before = Number(await out.getAttribute("data-finished-runs"));
+    await victimCell(n).getByRole("button", { name: "Run" }).click();
+    await expect(out).toHaveAttribute("data-finished-runs", String(before + 1), { timeout: 90_000 });
+  };
+  await victimRun(1);
+  // The token, stolen (the attacker gets it here from the test; a page could only guess it).
+  const src = await victim.locator('iframe[title="Python cell 1"]').getAttribute("src");
+  const stolen = parseCellFragment(new URL(src!).hash)!;
+  expect(stolen.lead).toBe(true);
+
+  // Every message that reaches the victim's Kiln frames is recorded there.
+  const kilnFrames = page.frames().filter((frame) => frame.url().startsWith(`${KILN_ORIGIN}/embed.html`));
+  expect(kilnFrames).toHaveLength(2);
+  for (const frame of kilnFrames) {
+    await frame.evaluate(() => {
+      const seen: { origin: string; type: unknown }[] = [];
+      (window as unknown as { seen: typeof seen }).seen = seen;
+      addEventListener("message", (event) => seen.push({ origin: event.origin, type: (event.data as { type?: unknown })?.type }));
+    });
+  }
+  const payload = "secret = 'pwned'";
+  const sessionRun = { kilnCells: 1, token: stolen.token, type: "run", req: 7, code: payload, check: "", cell: 1 };
+
+  // The message the attacker sends is the one a sibling cell sends: from cell 2 of the victim's own page, it runs.
+  await kilnFrames[1].evaluate((message) => window.parent.frames[0].postMessage({ ...message, code: "probe = 'from a sibling'" }, location.origin), sessionRun);
+  await victimCell(2).getByRole("textbox", { name: "Python code" }).fill("print(probe)");
+  await victimRun(2);
+  await expect(victimCell(2).getByRole("region", { name: "Output" })).toHaveText("from a sibling");
+
+  // 1. The attacker's page posts the session's run, with the stolen token, and a protocol run, to each of the victim's frames.
+  await page.evaluate(
+    ([message]) => {
+      const frames = (document.getElementById("victim") as HTMLIFrameElement).contentWindow!;
+      for (let i = 0; i < frames.length; i++) {
+        frames[i].postMessage(message, "*");
+        frames[i].postMessage({ kiln: 1, type: "run", id: "attack", code: message.code }, "*");
+        frames[i].postMessage({ kiln: 1, type: "restart" }, "*");
+      }
+    },
+    [sessionRun] as const,
+  );
+  // They were delivered, from the attacker's origin...
+  for (const frame of kilnFrames) {
+    await expect
+      .poll(() => frame.evaluate(() => (window as unknown as { seen: { origin: string; type: unknown }[] }).seen))
+      .toEqual(
+        expect.arrayContaining([
+          { origin: cellPages.sameSite, type: "run" },
+          { origin: cellPages.sameSite, type: "restart" },
+        ]),
+      );
+  }
+
+  // 2. A cell of the attacker's own, with the stolen token: as a session's first cell, and as one of its other cells.
+  const forged = (lead: boolean, code: string, number: number) =>
+    `${KILN_ORIGIN}/embed.html${cellFragment({ ...stolen, lead, number, name: number, code, autorun: true, setup: "", hostOrigin: cellPages.sameSite })}`;
+  await page.evaluate(
+    ([lead, follower]) => {
+      for (const [title, src] of [["Forged lead", lead], ["Forged cell", follower]]) {
+        const frame = document.createElement("iframe");
+        Object.assign(frame, { title, src, allow: "cross-origin-isolated" });
+        document.body.append(frame);
+      }
+    },
+    [
+      forged(true, "print(globals().get('secret', 'no secret here'))\nsecret = 'pwned'", 90),
+      forged(false, "print(globals().get('secret', 'no secret here'))\nsecret = 'pwned'", 91),
+    ] as const,
+  );
+  // Both ran their code: in an interpreter of the attacker's page, which holds no secret.
+  const forgedOutput = (title: string) => page.frameLocator(`iframe[title="${title}"]`).getByRole("region", { name: "Output" });
+  await expect(forgedOutput("Forged lead")).toHaveText("no secret here", { timeout: 90_000 });
+  // The other found the forged first cell, its sibling, and ran after it in that session.
+  await expect(forgedOutput("Forged cell")).toHaveText("pwned", { timeout: 90_000 });
+
+  // The victim's session saw none of it: its secret is its own, its cell ran no run it did not ask for, and its
+  // page got no reply to the attacker's run.
+  await victimCell(2).getByRole("textbox", { name: "Python code" }).fill("print(secret)");
+  await victimRun(2);
+  await expect(victimCell(2).getByRole("region", { name: "Output" })).toHaveText("victim");
+  await expect(victimCell(1).getByRole("region", { name: "Output" })).toHaveAttribute("data-finished-runs", "1");
+  const victimPage = page.frame({ url: `${cellPages.otherSite}${victimPath}` })!;
+  const replies = await victimPage.evaluate(() => (window as unknown as { received: { data: { id?: unknown } }[] }).received.filter((m) => m.data?.id === "attack"));
+  expect(replies).toEqual([]);
 });
