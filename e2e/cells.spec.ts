@@ -28,7 +28,7 @@ interface Received {
   origin: string;
   data: { kiln?: number; type?: string; [key: string]: unknown };
 }
-export const received = (page: Page) => page.evaluate(() => (window as unknown as { received: Received[] }).received);
+const received = (page: Page) => page.evaluate(() => (window as unknown as { received: Received[] }).received);
 
 /** The dedicated workers the page's frames start (any frame, any process), from the browser's own list, and those still alive. */
 function countWorkers(page: Page): { started: Worker[]; alive: Set<Worker> } {
