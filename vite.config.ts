@@ -57,8 +57,15 @@ export default defineConfig(({ mode }) => ({
   build: {
     target: "es2022",
     rolldownOptions: {
-      input: { main: "index.html", embed: "embed.html", ...(mode === "test" ? { harness: "harness.html" } : {}) },
+      input: {
+        main: "index.html",
+        embed: "embed.html",
+        // `embed.js`, at a name that never changes: host pages link to it.
+        "embed-script": "src/embed/script.ts",
+        ...(mode === "test" ? { harness: "harness.html" } : {}),
+      },
       output: {
+        entryFileNames: (chunk) => (chunk.name === "embed-script" ? "embed.js" : "assets/[name]-[hash].js"),
         // The editor, React and each SDK in chunks of their own: smaller, cached across releases, and
         // the SDKs loaded only by a request to their provider.
         codeSplitting: {

@@ -1,10 +1,9 @@
 import type { OutputItem } from "../model/output";
-import { runInBrowser } from "../execution/backend";
-import { PythonSession, type SessionState } from "../runtime/python-session";
-import type { SessionConfig } from "../runtime/session-config";
+import type { SessionState } from "../runtime/python-session";
 import { RunOwner } from "../runtime/run-owner";
 import type { HostLink } from "./host-link";
 import type { EmbedOptions, HostMessage, RunId } from "./protocol";
+import { readyInfo, type CheckOutcome, type SessionClient } from "./shared-session";
 
 /** What the widget shows. */
 export interface WidgetView {
@@ -13,55 +12,72 @@ export interface WidgetView {
   running: boolean;
   startedAt: number;
   finishedRuns: number;
-  session: SessionState;
+  /** The interpreter's state; absent until the session starts (a cell's first Run). */
+  session?: SessionState;
+  /** Some cell of the session is running (this one or another). */
+  sessionBusy: boolean;
+  /** This cell's run waits for the run of cell N. */
+  waitingFor?: number;
+  /** The last check's outcome (a cell with a check), once it has run. */
+  check?: CheckOutcome;
+}
+
+/** What a cell of a page adds to a widget (see cell-config.ts). */
+export interface CellRole {
+  /** Its number on the page, for "Waiting for cell N…" and the queue. */
+  number: number;
+  /** What the host calls it in `check` messages. */
+  name: string | number;
+  /** The check that runs after each of its runs that ended ok; empty for none. */
+  check: string;
 }
 
 /** A run's requester: the widget's own Run button, or the host (with its id and origin). */
 type Requester = { host: false } | { host: true; id: RunId; origin: string };
 
 /**
- * One widget's interpreter and what it shows. Runs, file writes and the host's messages
- * are handled one after another, in the order they came.
+ * One widget and what it shows. Its runs go to its session (its own interpreter, or the one
+ * the cells of a page share); its own runs, file writes and the host's messages are handled
+ * one after another, in the order they came.
  */
 export class EmbedController {
-  readonly session: PythonSession;
   private readonly owner = new RunOwner();
   private view: WidgetView;
   private readonly listeners = new Set<() => void>();
   private queue: Promise<unknown> = Promise.resolve();
   private pending = 0;
   private link: HostLink | undefined;
-  /** Files the host wrote: written again into a worker that replaces this one (a restart drops them). */
-  private readonly files = new Map<string, string | Uint8Array>();
+  /** Whether the host was told `ready` since the session (re)started. */
+  private announced = false;
 
   constructor(
     options: EmbedOptions,
-    config: SessionConfig,
+    private readonly session: SessionClient,
+    private readonly cell: CellRole = { number: 1, name: 1, check: "" },
   ) {
-    this.session = new PythonSession(config);
-    this.session.setWorkerSetup(async (api) => {
-      for (const [path, data] of this.files) await api.writeFile(path, data);
-    });
     this.view = {
       code: options.code,
       outputs: [],
       running: false,
       startedAt: 0,
       finishedRuns: 0,
-      session: this.session.currentState,
+      ...this.fromSession(),
     };
-    this.session.subscribe((state) => this.update({ session: state }));
+    session.subscribe(() => {
+      this.update(this.fromSession());
+      this.announceIfReady();
+    });
     this.owner.subscribe(() => {
       const { outputs, startedAt, finishedRuns } = this.owner.current;
       this.update({ outputs, startedAt, finishedRuns });
     });
-    void this.announceWhenReady();
     if (options.autorun && options.code.trim()) this.run();
   }
 
   /** Connect the host page; its messages drive this widget from now on. */
   connect(link: HostLink): void {
     this.link = link;
+    this.announceIfReady();
   }
 
   get current(): WidgetView {
@@ -82,8 +98,15 @@ export class EmbedController {
     this.enqueueRun(this.view.code, { host: false });
   }
 
+  /** Stop: this widget's run, waiting or under way, and whatever run its session has under way. */
   stop(): void {
     this.owner.stop();
+    this.session.interrupt();
+  }
+
+  /** Start the session's interpreter now, if it has not started. */
+  warm(): void {
+    this.session.warm();
   }
 
   answerInput(text: string): void {
@@ -97,22 +120,16 @@ export class EmbedController {
         this.enqueueRun(message.code, { host: true, id: message.id, origin }, message.timeoutMs);
         return;
       case "interrupt":
-        this.owner.stop();
+        this.stop();
         return;
       case "restart":
         this.owner.show([]);
-        this.files.clear();
-        void this.session.restart().catch(() => undefined);
-        void this.announceWhenReady();
+        this.announced = false;
+        this.session.restart().catch((error: unknown) => console.error("Could not restart Python.", error));
         return;
       case "writeFile": {
         const data = typeof message.data === "string" ? message.data : new Uint8Array(message.data);
-        // A copy is kept for a replacement worker; the original goes to this one.
-        const kept = typeof data === "string" ? data : data.slice();
-        this.enqueue(async () => {
-          await this.session.writeFile(message.path, data);
-          this.files.set(message.path, kept);
-        }).catch((error: unknown) =>
+        this.enqueue(() => this.session.writeFile(message.path, data)).catch((error: unknown) =>
           console.error(`Could not write ${message.path}.`, error),
         );
         return;
@@ -120,19 +137,17 @@ export class EmbedController {
     }
   }
 
-  dispose(): void {
-    this.session.dispose();
-    this.listeners.clear();
+  private fromSession(): Pick<WidgetView, "session" | "sessionBusy"> {
+    const { python, busyCell } = this.session.state;
+    return { session: python, sessionBusy: busyCell !== undefined };
   }
 
-  /** Tell the host Python is ready (at start, and after each restart). */
-  private async announceWhenReady(): Promise<void> {
-    try {
-      const info = await this.session.ready;
-      this.link?.post({ kiln: 1, type: "ready", pyodide: info.pyodideVersion, python: info.pythonVersion });
-    } catch {
-      // The status line says Python could not start.
-    }
+  /** Tell the host Python is ready (once it is, and again after each restart it asked for). */
+  private announceIfReady(): void {
+    const info = readyInfo(this.session.state);
+    if (!info || this.announced || !this.link) return;
+    this.announced = true;
+    this.link.post({ kiln: 1, type: "ready", pyodide: info.pyodideVersion, python: info.pythonVersion });
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -156,17 +171,24 @@ export class EmbedController {
       ? (message: Parameters<HostLink["reply"]>[0]) => this.link?.reply(message, requester.origin)
       : () => undefined;
     const id = requester.host ? requester.id : 0;
-    const { outcome: result } = await this.owner.run((signal, onEvent) =>
-      runInBrowser(this.session, code, {
-        signal,
-        timeoutMs,
-        onEvent: (event) => {
-          onEvent(event);
-          if (event.type === "stream") reply({ kiln: 1, type: "stream", id, name: event.name, text: event.text });
-          else if (event.type === "display") reply({ kiln: 1, type: "display", id, data: event.data });
+    let check: CheckOutcome | undefined;
+    const { outcome: result } = await this.owner.run(async (signal, onEvent) => {
+      const shared = await this.session.run(
+        { code, check: this.cell.check, cell: this.cell.number, ...(timeoutMs !== undefined && { timeoutMs }) },
+        {
+          signal,
+          onWaiting: (cell) => this.update({ waitingFor: cell }),
+          onEvent: (event) => {
+            onEvent(event);
+            if (event.type === "stream") reply({ kiln: 1, type: "stream", id, name: event.name, text: event.text });
+            else if (event.type === "display") reply({ kiln: 1, type: "display", id, data: event.data });
+          },
         },
-      }),
-    );
+      );
+      check = shared.check;
+      return shared.outcome;
+    });
+    this.update({ waitingFor: undefined });
     reply({
       kiln: 1,
       type: "result",
@@ -176,6 +198,17 @@ export class EmbedController {
       ...(result.error ? { error: result.error } : {}),
       durationMs: result.durationMs,
       ...(result.restored ? { restored: result.restored } : {}),
+    });
+    if (!check) return;
+    this.update({ check });
+    // For the host's scores: every check, whoever asked for the run.
+    this.link?.post({
+      kiln: 1,
+      type: "check",
+      ...(requester.host && { id }),
+      cell: this.cell.name,
+      passed: check.passed,
+      message: check.message,
     });
   }
 

@@ -33,7 +33,9 @@ export type WidgetMessage =
       durationMs: number;
       restored?: RestoreReport;
     }
-  | { kiln: 1; type: "resize"; height: number };
+  | { kiln: 1; type: "resize"; height: number }
+  /** A cell's check ran (cells made by `embed.js`): `cell` is the `<pre>`'s id, else its number. */
+  | { kiln: 1; type: "check"; id?: RunId; cell: string | number; passed: boolean; message: string };
 
 /** Limits past which a message is treated as malformed and ignored. */
 export const MAX_CODE_CHARS = 1_000_000;
