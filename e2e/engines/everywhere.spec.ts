@@ -144,7 +144,8 @@ test.describe("in one Playground", () => {
     expect(await runCell(page, "print(6 * 7)")).toContain("42");
     expect(await runCell(page, "1 / 0")).toContain("ZeroDivisionError");
     await runCell(page, `type("R", (), {"_repr_markdown_": lambda self: "# Rich heading"})()`);
-    expect(await page.eval(`${OUTPUT}.querySelector("h1")?.textContent`)).toBe("Rich heading");
+    // Markdown is rendered in the frames after the output arrives.
+    await waitFor(page, `${OUTPUT}.querySelector("h1")?.textContent === "Rich heading"`, 10_000);
   });
 
   test("soft stop, hard stop with restore, sleep and input() without shared memory", async ({ playground: page, engineName }) => {
