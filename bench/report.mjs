@@ -1,5 +1,5 @@
 // The benchmark's tables: rows of [what, Kiln's figure, baseline, ratio and target], printed
-// as text and as Markdown (for the README).
+// as text and as Markdown (for docs/benchmark.md, "The last run").
 
 export const f = (ms) => (ms === undefined || ms === null || Number.isNaN(ms) ? "n/a" : `${ms < 10 ? ms.toFixed(2) : Math.round(ms)} ms`);
 const ratio = (a, b) => (b ? a / b : NaN);

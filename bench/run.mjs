@@ -3,7 +3,7 @@
 // run, the same engine and the same conditions (fresh browser contexts, service workers off).
 // Headless Chromium measures every row; Firefox ESR the runtime rows (start-up, spare and
 // Restart, round trips, interrupts, recovery). Prints a table per engine (text and Markdown)
-// and writes bench/results.json with the machine it ran on. See README "Benchmark".
+// and writes bench/results.json with the machine it ran on. See docs/benchmark.md.
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { preview } from "vite";
