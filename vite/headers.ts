@@ -5,7 +5,7 @@ import { HOST_BOOTSTRAP } from "../src/host/host-bootstrap.ts";
 import { FRAME_RESIZE_SCRIPT } from "../src/components/frame-policy.ts";
 
 /**
- * Headers every response carries, in dev, preview and (see README) production.
+ * Headers every response carries, in dev, preview and (see docs/deploying.md) production.
  *
  * - COOP + COEP make pages cross-origin isolated, so SharedArrayBuffer exists (interrupts,
  *   `input()`, sleep).
@@ -101,7 +101,7 @@ export function securityHeaders(): Plugin {
   return {
     name: "kiln-security-headers",
     configResolved: (config) => void (base = config.base),
-    // The exact values for a static host's configuration (README: Deploy it).
+    // The exact values for a static host's configuration (docs/deploying.md).
     generateBundle() {
       const source = JSON.stringify({ "embed.html": embedHeaders, "every other response": appHeaders }, null, 2);
       this.emitFile({ type: "asset", fileName: "headers.json", source });
