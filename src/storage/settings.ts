@@ -21,7 +21,7 @@ export interface ProviderConfig {
 
 export const EMPTY_PROVIDER_CONFIG: ProviderConfig = { apiKey: "", rememberKey: true, baseUrl: "", model: "", sandboxTool: "" };
 
-/** Everything a person can set. Each field is documented in the README. */
+/** Everything a person can set. Each field is documented in docs/settings.md. */
 export interface Settings {
   /** Each provider's key, Base URL and model, by provider id. */
   providers: Record<string, ProviderConfig>;
