@@ -60,7 +60,7 @@ export const appHeaders: Record<string, string> = {
 
 /**
  * The widget's page (`embed.html`): framed by any site unless the deployer says otherwise
- * (README: `frame-ancestors`). A page embedded in a host that is not cross-origin isolated is
+ * (docs/embedding.md: `frame-ancestors`). A page embedded in a host that is not cross-origin isolated is
  * not isolated by COOP and COEP (COOP is ignored in frames; COEP only counts when every
  * ancestor has it). Chromium's Document-Isolation-Policy isolates the frame by itself,
  * whatever its host sends. Its workers share its memory: SharedArrayBuffers posted to them work.

@@ -1,5 +1,5 @@
 /**
- * The widget's protocol (version 1, see the README's "Embedding Kiln"): the URL parameters
+ * The widget's protocol (version 1, see docs/embedding.md, "A widget written by hand"): the URL parameters
  * of `embed.html`, the messages a host page sends, and the ones the widget sends back.
  * Pure functions, no DOM: the page wiring is in host-link.ts.
  */
