@@ -22,7 +22,7 @@ function layer(files, forbiddenFolders, allowedSdk) {
           patterns: [
             ...forbiddenFolders.map((folder) => ({
               group: [`**/${folder}/*`, `**/${folder}`],
-              message: `This layer may not import from src/${folder}/ (see the README's Layout).`,
+              message: `This layer may not import from src/${folder}/ (see docs/development.md).`,
             })),
             ...sdks.map((sdk) => ({
               regex: `^${sdk.replace(/[/.]/g, "\\$&")}(/|$)`,

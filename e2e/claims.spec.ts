@@ -1,5 +1,5 @@
 /**
- * README claims that need a test of their own: the key kept only in memory, the cap on Python
+ * Claims of the docs that need a test of their own: the key kept only in memory, the cap on Python
  * rounds, the cut of long tool results, an unknown model, Stop inside a chat turn, Stop of a
  * waiting input(), what the Files list shows, upload by drag and drop, and settings saved in two tabs.
  */

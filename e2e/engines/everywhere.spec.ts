@@ -1,9 +1,9 @@
 /**
  * The cross-engine suite: the same test bodies in Firefox ESR and WebKitGTK (the `firefox`
  * and `webkit` projects of playwright.config.ts; see driver.ts). Chromium runs every behaviour
- * here, and more, in the rest of the suite (the README's claim table names the spec of each). Each
+ * here, and more, in the rest of the suite (the claim table of docs/testing.md names the spec of each). Each
  * test fails on an uncaught page error. Where an engine has no shared memory (WebKitGTK), the
- * bodies expect the fallbacks the README's browser table promises.
+ * bodies expect the fallbacks the browser table of docs/testing.md promises.
  */
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
