@@ -161,7 +161,9 @@ test("Python that fills its JavaScript heap kills its frame's process: the page 
   await expect.poll(() => processCrashed, { timeout: 90_000 }).toBe(true);
   const read = async (expression: string): Promise<unknown> =>
     (await cdp.send("Runtime.evaluate", { expression, returnByValue: true })).result.value;
-  const outputText = () => read(`document.querySelector('section[aria-label="Output"]')?.innerText.trim() ?? ""`);
+  // Cell 1 of the notebook, as the helpers drive it.
+  const inCell = (selector: string) => `document.querySelector('section[aria-label="Cell 1"] ${selector}')`;
+  const outputText = () => read(`${inCell('section[aria-label="Output"]')}?.innerText.trim() ?? ""`);
   const statusText = () => read(`document.querySelector('[role=status]')?.textContent ?? ""`);
   // And failed: the run ends, saying why, and the variables are back in a new frame's worker.
   await expect
@@ -171,11 +173,11 @@ test("Python that fills its JavaScript heap kills its frame's process: the page 
   // The dead frame is gone; a new one holds Python now.
   expect(await read(`[...document.querySelectorAll("iframe[title=Python]")].map((frame) => frame.hasAttribute("data-first"))`)).toEqual([false]);
   // The next run works in the new frame.
-  await cdp.send("Runtime.evaluate", { expression: `document.querySelector('[aria-label="Python code"]').focus()` });
+  await cdp.send("Runtime.evaluate", { expression: `${inCell('[aria-label="Python code"]')}.focus()` });
   await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", key: "a", code: "KeyA", modifiers: 2, windowsVirtualKeyCode: 65 });
   await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", key: "a", code: "KeyA", modifiers: 2, windowsVirtualKeyCode: 65 });
   await cdp.send("Input.insertText", { text: "print('still', heap_kept)" });
-  await cdp.send("Runtime.evaluate", { expression: `[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Run").click()` });
+  await cdp.send("Runtime.evaluate", { expression: `${inCell('button[aria-label="Run cell"]')}.click()` });
   await expect.poll(outputText, { timeout: 30_000 }).toBe("still present");
   expect(uncaught, "uncaught errors in the page").toEqual([]);
 });
