@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { longestTask, watchLongTasks } from "./support/long-tasks";
+import { defineOldDatabase } from "./support/stored";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { editor, openPlayground, output, run } from "./support/playground";
 
@@ -133,6 +134,7 @@ test("outputs of any size stored by an older version open quickly, cut to the li
   // before notebooks (schema 4) made it, before this version ever opens it, with the
   // Playground's output inside its record, and a conversation whose Python cell showed the same.
   await page.goto("/icon.svg");
+  await defineOldDatabase(page);
   await page.evaluate(
     () =>
       new Promise<void>((resolve, reject) => {
@@ -142,21 +144,8 @@ test("outputs of any size stored by an older version open quickly, cut to the li
           { kind: "stream", name: "stdout", text: "flooded\n" },
         ];
         const now = Date.now();
-        const open = indexedDB.open("kiln", 4);
-        open.onerror = () => reject(open.error);
-        open.onupgradeneeded = () => {
-          const d = open.result;
-          d.createObjectStore("settings");
-          d.createObjectStore("playground");
-          d.createObjectStore("conversations", { keyPath: "id" }).createIndex("updatedAt", "updatedAt");
-          d.createObjectStore("messages", { keyPath: "id" }).createIndex("conversationId", "conversationId");
-          d.createObjectStore("interpreterState");
-          d.createObjectStore("sandboxes");
-          d.createObjectStore("files", { keyPath: ["scope", "path"] }).createIndex("scope", "scope");
-          d.createObjectStore("drafts");
-        };
-        open.onsuccess = () => {
-          const tx = open.result.transaction(["playground", "conversations", "messages"], "readwrite");
+        void (window as unknown as { kilnOldDatabase: (version: number) => Promise<IDBDatabase> }).kilnOldDatabase(4).then((db) => {
+          const tx = db.transaction(["playground", "conversations", "messages"], "readwrite");
           tx.objectStore("playground").put({ code: "print('old')", updatedAt: now, outputs }, "current");
           tx.objectStore("conversations").put({ id: "old", title: "Old flood", createdAt: now, updatedAt: now, usage: { inputTokens: 0, outputTokens: 0 } });
           const base = { conversationId: "old", createdAt: now };
@@ -179,11 +168,11 @@ test("outputs of any size stored by an older version open quickly, cut to the li
           });
           tx.objectStore("messages").put({ ...base, id: "old-4", seq: 3, role: "assistant", status: "done", content: [{ type: "text", text: "Flooded long ago." }] });
           tx.oncomplete = () => {
-            open.result.close();
+            db.close();
             resolve();
           };
           tx.onerror = () => reject(tx.error);
-        };
+        }, reject);
       }),
   );
 
