@@ -6,11 +6,13 @@
 import { expect, test } from "./support/test";
 import { answered, apiBase, messages, requests, script, sendMessage, uniqueKey } from "./support/chat";
 import { editor, output, run } from "./support/playground";
+import { defineOldDatabase } from "./support/stored";
 
 test("a schema-3 database migrates: conversation, messages, cells, files, interpreter state, sandbox and key", async ({ page }) => {
   const key = uniqueKey("migrate");
   await page.goto("/harness.html");
   await page.waitForFunction(() => Boolean(window.kiln));
+  await defineOldDatabase(page);
   // The interpreter state as schema 3 kept it: a real capture of a session that defined two names.
   await page.evaluate(
     async ({ key, baseUrl }) => {
@@ -19,22 +21,7 @@ test("a schema-3 database migrates: conversation, messages, cells, files, interp
       if (ran.status !== "ok") throw new Error(`setup run failed: ${JSON.stringify(ran)}`);
       const snapshot = session.savedState;
       session.dispose();
-      const db = await new Promise<IDBDatabase>((resolve, reject) => {
-        const request = indexedDB.open("kiln", 3);
-        request.onupgradeneeded = () => {
-          const d = request.result;
-          d.createObjectStore("settings");
-          d.createObjectStore("playground");
-          d.createObjectStore("conversations", { keyPath: "id" }).createIndex("updatedAt", "updatedAt");
-          d.createObjectStore("messages", { keyPath: "id" }).createIndex("conversationId", "conversationId");
-          d.createObjectStore("interpreterState");
-          d.createObjectStore("sandboxes");
-          d.createObjectStore("files", { keyPath: ["scope", "path"] }).createIndex("scope", "scope");
-          d.createObjectStore("drafts");
-        };
-        request.onsuccess = () => resolve(request.result);
-        request.onerror = () => reject(request.error);
-      });
+      const db = await (window as unknown as { kilnOldDatabase: (version: number) => Promise<IDBDatabase> }).kilnOldDatabase(3);
       const tx = db.transaction(["settings", "conversations", "messages", "interpreterState", "sandboxes", "files", "drafts", "playground"], "readwrite");
       const put = (store: string, value: unknown, k?: IDBValidKey) => tx.objectStore(store).put(value, k);
       put("settings", { apiKey: key, rememberKey: true, model: "claude-old-model", baseUrl, maxTokens: 4000, backend: "auto", sandboxTool: "code_execution_20260521", packageBaseUrl: "", lockFileUrl: "", runTimeoutSeconds: 120, outputLimitKiB: 1024 }, "app");

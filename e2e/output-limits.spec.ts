@@ -2,8 +2,9 @@ import { stat } from "node:fs/promises";
 import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { longestTask, watchLongTasks } from "./support/long-tasks";
+import { defineOldDatabase } from "./support/stored";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
-import { openPlayground, output, run } from "./support/playground";
+import { editor, openPlayground, output, run } from "./support/playground";
 
 /** The attack: 12 MB of HTML in one display, then 60 MB of plain text in another. */
 const FLOOD = `display({"text/html": "<i>x</i>" * 1_500_000}, raw=True)
@@ -129,9 +130,11 @@ test("in chat, a flood of displays is cut, the model is told in words, and the c
 test("outputs of any size stored by an older version open quickly, cut to the limits and kept whole", async ({ page }) => {
   test.setTimeout(240_000);
   await watchLongTasks(page);
-  await openPlayground(page);
-  // As an older version kept them, written straight into IndexedDB: the Playground's output
-  // inside its record, and a conversation whose Python cell showed the same.
+  // A page of the app's origin that opens no database: the database is made as the version
+  // before notebooks (schema 4) made it, before this version ever opens it, with the
+  // Playground's output inside its record, and a conversation whose Python cell showed the same.
+  await page.goto("/icon.svg");
+  await defineOldDatabase(page);
   await page.evaluate(
     () =>
       new Promise<void>((resolve, reject) => {
@@ -141,11 +144,8 @@ test("outputs of any size stored by an older version open quickly, cut to the li
           { kind: "stream", name: "stdout", text: "flooded\n" },
         ];
         const now = Date.now();
-        const open = indexedDB.open("kiln");
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const tx = open.result.transaction(["playground", "conversations", "messages"], "readwrite");
-          tx.objectStore("playground").clear();
+        void (window as unknown as { kilnOldDatabase: (version: number) => Promise<IDBDatabase> }).kilnOldDatabase(4).then((db) => {
+          const tx = db.transaction(["playground", "conversations", "messages"], "readwrite");
           tx.objectStore("playground").put({ code: "print('old')", updatedAt: now, outputs }, "current");
           tx.objectStore("conversations").put({ id: "old", title: "Old flood", createdAt: now, updatedAt: now, usage: { inputTokens: 0, outputTokens: 0 } });
           const base = { conversationId: "old", createdAt: now };
@@ -167,14 +167,25 @@ test("outputs of any size stored by an older version open quickly, cut to the li
             cells: [{ toolUseId: "call-1", code: "flood()", outputs, status: "ok", durationMs: 1000 }],
           });
           tx.objectStore("messages").put({ ...base, id: "old-4", seq: 3, role: "assistant", status: "done", content: [{ type: "text", text: "Flooded long ago." }] });
-          tx.oncomplete = () => resolve();
+          tx.oncomplete = () => {
+            db.close();
+            resolve();
+          };
           tx.onerror = () => reject(tx.error);
-        };
+        }, reject);
       }),
   );
 
-  await page.reload();
+  // This version opens it: the old Playground is the notebook "Playground", the only one listed, and opens.
+  await page.goto("/#/playground");
+  const notebooks = page.getByRole("list", { name: "Notebooks" });
+  await expect(notebooks.getByRole("listitem")).toHaveCount(1, { timeout: 60_000 });
+  await notebooks.getByRole("button", { name: "Playground", exact: true }).click();
+  await expect(notebooks.getByRole("button", { name: "Playground", exact: true })).toHaveAttribute("aria-current", "true");
+  await expect(page.getByRole("textbox", { name: "Notebook title" })).toHaveValue("Playground");
+  await expect(editor(page)).toContainText("print('old')");
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
+  await expect(output(page)).toContainText("flooded");
   await expectCutAndKept(page, output(page));
   await expectResponsive(page);
   await run(page, "print(6 * 7)");

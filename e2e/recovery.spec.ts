@@ -1,5 +1,5 @@
 import { expect, test } from "./support/test";
-import { editor, openPlayground, output, run, startRun } from "./support/playground";
+import { cell, editor, openPlayground, output, run, startRun } from "./support/playground";
 import { saveSettings } from "./support/settings";
 import { readStorageOnPage, storedRecords } from "./support/stored";
 import type { Page } from "@playwright/test";
@@ -161,7 +161,9 @@ test("Python that fills its JavaScript heap kills its frame's process: the page 
   await expect.poll(() => processCrashed, { timeout: 90_000 }).toBe(true);
   const read = async (expression: string): Promise<unknown> =>
     (await cdp.send("Runtime.evaluate", { expression, returnByValue: true })).result.value;
-  const outputText = () => read(`document.querySelector('section[aria-label="Output"]')?.innerText.trim() ?? ""`);
+  // Cell 1 of the notebook, as the helpers drive it.
+  const inCell = (selector: string) => `document.querySelector('section[aria-label="Cell 1"] ${selector}')`;
+  const outputText = () => read(`${inCell('section[aria-label="Output"]')}?.innerText.trim() ?? ""`);
   const statusText = () => read(`document.querySelector('[role=status]')?.textContent ?? ""`);
   // And failed: the run ends, saying why, and the variables are back in a new frame's worker.
   await expect
@@ -171,11 +173,11 @@ test("Python that fills its JavaScript heap kills its frame's process: the page 
   // The dead frame is gone; a new one holds Python now.
   expect(await read(`[...document.querySelectorAll("iframe[title=Python]")].map((frame) => frame.hasAttribute("data-first"))`)).toEqual([false]);
   // The next run works in the new frame.
-  await cdp.send("Runtime.evaluate", { expression: `document.querySelector('[aria-label="Python code"]').focus()` });
+  await cdp.send("Runtime.evaluate", { expression: `${inCell('[aria-label="Python code"]')}.focus()` });
   await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", key: "a", code: "KeyA", modifiers: 2, windowsVirtualKeyCode: 65 });
   await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", key: "a", code: "KeyA", modifiers: 2, windowsVirtualKeyCode: 65 });
   await cdp.send("Input.insertText", { text: "print('still', heap_kept)" });
-  await cdp.send("Runtime.evaluate", { expression: `[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Run").click()` });
+  await cdp.send("Runtime.evaluate", { expression: `${inCell('button[aria-label="Run cell"]')}.click()` });
   await expect.poll(outputText, { timeout: 30_000 }).toBe("still present");
   expect(uncaught, "uncaught errors in the page").toEqual([]);
 });
@@ -242,30 +244,38 @@ test("the run deadline stops a runaway cell with status timeout", async ({ page 
   await expectValue(page, "deadline_kept", "7");
 });
 
-/** The Playground's saved code, read without `get` (which the test below holds back). */
+/** The saved code of the open notebook's first cell, read without `get` (which the test below holds back). */
 async function storedCode(page: Page): Promise<string | undefined> {
-  return (await storedRecords<{ code?: string }>(page, "playground"))[0]?.code;
+  const id = await page.evaluate(() => decodeURIComponent(/^#\/playground\/([^/?#]+)/.exec(location.hash)?.[1] ?? ""));
+  const notebooks = await storedRecords<{ id: string; cells: { source: string }[] }>(page, "notebooks");
+  return notebooks.find((notebook) => notebook.id === id)?.cells[0]?.source;
 }
 
 test("the saved code arriving late never replaces what the person types: the editor waits for it", async ({ page }) => {
   await openPlayground(page);
   await setSavedCode(page, "saved = 'from last time'");
-  // From now on the page's read of the saved code answers only when the test says so.
+  // From now on the page's read of the saved notebook answers only when the test says so.
   await readStorageOnPage(page);
   await page.addInitScript(() => {
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
+    let released = false;
     const state = window as unknown as { heldReads: number; releaseSavedCode: () => void };
     state.heldReads = 0;
-    state.releaseSavedCode = () => release();
+    state.releaseSavedCode = () => (released = true);
     const get = IDBObjectStore.prototype.get;
     IDBObjectStore.prototype.get = function (this: IDBObjectStore, ...args: Parameters<IDBObjectStore["get"]>) {
       const request = get.apply(this, args);
-      if (this.name !== "playground") return request;
+      if (this.name !== "notebooks") return request;
       state.heldReads++;
+      const count = this.count.bind(this);
       const listen = request.addEventListener.bind(request);
+      // The answer waits, its transaction kept going by one read after another (the notebook's
+      // outputs are read in it next), and is given inside it once the test lets it through.
+      const held = (listener: EventListener) => (event: Event) => {
+        const wait = () => (released ? listener.call(request, event) : (count().onsuccess = wait));
+        wait();
+      };
       request.addEventListener = ((type: string, listener: EventListener, options?: AddEventListenerOptions) =>
-        listen(type, type === "success" ? (event) => void released.then(() => listener.call(request, event)) : listener, options)) as typeof request.addEventListener;
+        listen(type, type === "success" ? held(listener) : listener, options)) as typeof request.addEventListener;
       return request;
     };
   });
@@ -273,7 +283,7 @@ test("the saved code arriving late never replaces what the person types: the edi
   // The read really is held, and Python starts meanwhile; no editor is offered to type into yet.
   await expect.poll(() => page.evaluate(() => (window as unknown as { heldReads: number }).heldReads)).toBe(1);
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
-  await expect(page.getByRole("button", { name: "Run" })).toBeDisabled();
+  await expect(page.getByRole("button", { name: "Run all", exact: true })).toBeDisabled();
   await expect(editor(page)).toHaveCount(0);
 
   await page.evaluate(() => (window as unknown as { releaseSavedCode: () => void }).releaseSavedCode());
@@ -284,7 +294,7 @@ test("the saved code arriving late never replaces what the person types: the edi
   const both = "saved = 'from last time'\ntyped = 'just now'\nprint(saved, '/', typed)";
   // Nothing replaces it afterwards: it runs as typed, stays in the editor and is what is saved.
   const finished = Number(await output(page).getAttribute("data-finished-runs"));
-  await page.getByRole("button", { name: "Run" }).click();
+  await cell(page).getByRole("button", { name: "Run cell", exact: true }).click();
   await expect(output(page)).toHaveAttribute("data-finished-runs", String(finished + 1));
   await expect(output(page)).toHaveText("from last time / just now");
   await expect.poll(() => storedCode(page)).toBe(both);
@@ -296,7 +306,7 @@ async function editorCode(page: Page): Promise<string> {
   return (await editor(page).locator(".cm-line").allTextContents()).join("\n");
 }
 
-/** Type `code` as the Playground's code and wait until it is saved. */
+/** Type `code` as the code of the open notebook's first cell and wait until it is saved. */
 async function setSavedCode(page: Page, code: string): Promise<void> {
   await editor(page).fill(code);
   await expect.poll(() => storedCode(page)).toBe(code);

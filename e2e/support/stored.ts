@@ -113,3 +113,32 @@ export async function leavingAsksFirst(page: Page): Promise<void> {
 export async function readStorageOnPage(page: Page): Promise<void> {
   await page.route(/\/stored-reader\.worker-[^/]*\.js$/, (route) => route.abort());
 }
+
+/**
+ * Makes the page's database as Kiln's schema `version` (3 or 4, before notebooks) made it, before
+ * this version of the app ever opens it; resolves open, for the test to fill and close.
+ * Given to the page as `window.kilnOldDatabase` by {@link defineOldDatabase}.
+ */
+function openOldDatabase(version: 3 | 4): Promise<IDBDatabase> {
+  return new Promise<IDBDatabase>((resolve, reject) => {
+    const request = indexedDB.open("kiln", version);
+    request.onupgradeneeded = () => {
+      const d = request.result;
+      d.createObjectStore("settings");
+      d.createObjectStore("playground");
+      d.createObjectStore("conversations", { keyPath: "id" }).createIndex("updatedAt", "updatedAt");
+      d.createObjectStore("messages", { keyPath: "id" }).createIndex("conversationId", "conversationId");
+      d.createObjectStore("interpreterState");
+      d.createObjectStore("sandboxes");
+      d.createObjectStore("files", { keyPath: ["scope", "path"] }).createIndex("scope", "scope");
+      d.createObjectStore("drafts");
+    };
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/** Lets the page's own scripts call `window.kilnOldDatabase(version)` (see openOldDatabase). */
+export async function defineOldDatabase(page: Page): Promise<void> {
+  await page.evaluate(`window.kilnOldDatabase = ${openOldDatabase.toString()}`);
+}

@@ -145,7 +145,8 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
         change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.id === cellId ? { ...cell, executionCount: count, fileOutputs: undefined } : cell)) })),
       outputs: (cellId, outputs) => void saveOutputs(cellId, outputs),
       finished: async (cellId, source, run) => {
-        await saveOutputs(cellId, run.outputs);
+        // The code that ran, and its count, are saved with its outputs (not only after the next pause in typing).
+        await Promise.all([saveOutputs(cellId, run.outputs), flush.current()]);
         const { session, files, settings } = live.current;
         if (run.outcome.status === "ok" && session) saveVariables(id, session.savedState);
         await files?.sync();
@@ -188,6 +189,14 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     const timer = setTimeout(() => void persist(), SAVE_AFTER_MS);
     return () => clearTimeout(timer);
   }, [notebook, here, persist]);
+
+  // Leaving the page (a reload, a closed tab) saves what was typed since the last save at once.
+  useEffect(() => {
+    if (!here) return;
+    const leave = () => void persist();
+    window.addEventListener("pagehide", leave);
+    return () => window.removeEventListener("pagehide", leave);
+  }, [here, persist]);
 
   // While an edit is not saved, closing or reloading the page asks first (the browser's own "Leave site?").
   useEffect(() => {
