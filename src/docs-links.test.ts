@@ -29,10 +29,11 @@ function proseLines(markdown: string): string[] {
 /** GitHub's id for a heading's text: inline Markdown dropped, lowercase, punctuation other
  * than `-` and `_` removed, spaces to `-`. */
 export function slug(heading: string): string {
+  // Inside a code span the text is literal; outside, links keep their text and tags and emphasis go.
   const text = heading
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/<[^>]+>/g, "")
-    .replace(/[`*]/g, "")
+    .split("`")
+    .map((part, index) => (index % 2 === 1 ? part : part.replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1").replace(/<[^>]+>/g, "").replace(/\*/g, "")))
+    .join("")
     .trim()
     .toLowerCase();
   return text.replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "").replace(/ /g, "-");
@@ -112,6 +113,8 @@ describe("the checker", () => {
     expect(slug("Protocol (version 1) and what the host gets")).toBe("protocol-version-1-and-what-the-host-gets");
     expect(slug("Air-gapped hosting")).toBe("air-gapped-hosting");
     expect(slug("`snake_case` names")).toBe("snake_case-names");
+    expect(slug("Attributes of the `<pre>`")).toBe("attributes-of-the-pre");
+    expect(slug("A *new* [link](x.md) <br>here")).toBe("a-new-link-here");
     expect([...anchors("# Tests\n\n```sh\n# not a heading\n```\n## Tests\n### Tests\n")]).toEqual(["tests", "tests-1", "tests-2"]);
   });
 
@@ -149,6 +152,15 @@ describe("README.md and docs/*.md", () => {
   it("have links, so that the check reads something", () => {
     expect(documents.length).toBeGreaterThan(5);
     expect(links(readFileSync(path.join(ROOT, "README.md"), "utf8")).length).toBeGreaterThan(5);
+  });
+
+  it("reach every page of docs/ from the README or the index, docs/README.md", () => {
+    const linked = new Set(
+      ["README.md", "docs/README.md"].flatMap((file) =>
+        links(readFileSync(path.join(ROOT, file), "utf8")).map(({ target }) => path.posix.join(path.posix.dirname(file), target.split("#")[0])),
+      ),
+    );
+    expect(documents.filter((file) => file !== "README.md" && file !== "docs/README.md" && !linked.has(file))).toEqual([]);
   });
 
   it.each(documents)("%s: every relative link and anchor leads somewhere", (file) => {
