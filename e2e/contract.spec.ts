@@ -85,7 +85,9 @@ Js()`,
   await expect(frame).toHaveAttribute("sandbox", "allow-scripts");
   await expect(page.frameLocator("iframe[title='HTML output']").locator("#cell")).toHaveText("html cell");
   await expect(out.getByRole("heading", { name: "Markdown heading" })).toBeVisible();
-  await expect(out.locator(".json-output")).toHaveText('{\n  "answer": 42\n}');
+  // JSON as a tree that folds: the object, and its one key with its value.
+  await expect(out.locator(".json-tree summary")).toHaveText("{…} 1 key");
+  await expect(out.locator(".json-tree .json-value")).toHaveText("answer: 42");
 });
 
 test("HTML output is shown without running its scripts or loading anything remote", async ({ playground: page }) => {
