@@ -124,12 +124,15 @@ export class NotebookRuns {
     this.changed();
   }
 
-  /** Ends when nothing runs. */
+  /** Ends when nothing runs, and what the last run's end does (its saves) is done. */
   async idle(): Promise<void> {
     while (this.current) await this.current;
+    await this.finishing;
   }
 
   private current: Promise<void> | undefined;
+  /** What the last run's end does: saves and the file list. The next run does not wait for it (the interpreter keeps their order). */
+  private finishing: Promise<void> = Promise.resolve();
 
   private dropQueue() {
     for (const { id } of this.queue.splice(0)) this.cell(id).set({ state: "idle" });
@@ -185,7 +188,7 @@ export class NotebookRuns {
     if (!ok) this.dropQueue();
     this.view = { running: null, queued: this.queue.length };
     this.listeners.forEach((listener) => listener());
-    await host.finished(id, source, run);
+    this.finishing = Promise.resolve(host.finished(id, source, run)).catch((error: unknown) => console.error("A run's end could not be saved.", error));
   }
 
   /** Offer the provider's sandbox for the code cell `id` last ran. */
