@@ -14,7 +14,8 @@ export async function expectNoSidewaysScroll(where: Page | Frame): Promise<void>
 
 /**
  * Every visible button, select, input and text box of `where` is at least 40 × 40 px where it is
- * touched (a checkbox in a label is touched anywhere on its label). Returns how many were measured.
+ * touched (a checkbox in a label is touched anywhere on its label), and lies within the window's
+ * width (none cut off at an edge). Returns how many were measured.
  */
 export async function expectTouchTargets(where: Page | Frame): Promise<number> {
   const measured = await where.evaluate(() =>
@@ -22,11 +23,12 @@ export async function expectTouchTargets(where: Page | Frame): Promise<number> {
       .filter((element) => element.checkVisibility({ visibilityProperty: true }))
       .map((element) => {
         const box = element instanceof HTMLInputElement && ["checkbox", "radio"].includes(element.type) ? (element.closest("label") ?? element) : element;
-        const { width, height } = box.getBoundingClientRect();
+        const { width, height, left, right } = box.getBoundingClientRect();
         const name = element.getAttribute("aria-label") ?? element.textContent?.trim() ?? element.tagName;
-        return { name: `${element.tagName.toLowerCase()} ${name}`, width, height };
+        return { name: `${element.tagName.toLowerCase()} ${name}`, width, height, inside: left >= 0 && right <= document.documentElement.clientWidth };
       }),
   );
   expect(measured.filter(({ width, height }) => width < 40 || height < 40)).toEqual([]);
+  expect(measured.filter(({ inside }) => !inside).map(({ name }) => name)).toEqual([]);
   return measured.length;
 }

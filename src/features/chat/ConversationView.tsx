@@ -125,6 +125,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
           <div className="conversation-heading">
             {conversationsButton}
             <h1>{conversation.title}</h1>
+            {filesDrawer.button}
             <span className="usage">
               {conversation.usage.inputTokens + conversation.usage.outputTokens} tokens in this conversation
             </span>
@@ -163,7 +164,6 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               </button>
               <OpenAsNotebook conversation={conversation} messages={messages} />
             </span>
-            {filesDrawer.button}
           </div>
         </div>
         <MessageList messages={messages} busy={busy} onRetry={elsewhere ? undefined : () => void retry()} />
