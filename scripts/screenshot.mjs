@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Takes docs/notebook.png: a Playground notebook after Run all, with text, Markdown, LaTeX, an
-// SVG figure and a table; and docs/notebook-phone.png, the same notebook 390 px wide.
+// SVG figure and a table; and docs/phone-playground.png, the same notebook on a phone (390 × 844, touch).
 // Needs a built app (npm run build); serves it with `vite preview` on a spare port.
 import { chromium } from "@playwright/test";
 import { preview } from "vite";
@@ -34,29 +34,37 @@ try {
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await page.goto(`http://localhost:${PORT}/#/playground`);
-  await page.getByRole("status").filter({ hasText: "Python ready" }).waitFor({ timeout: 60_000 });
-  await page.getByRole("button", { name: "New notebook" }).click();
-  await page.getByRole("textbox", { name: "Notebook title" }).fill("Temperatures");
-  for (const [index, [kind, source]] of CELLS.entries()) {
-    if (index > 0) await page.getByRole("button", { name: kind === "code" ? "Add code cell" : "Add Markdown cell" }).click();
-    const cell = page.getByRole("region", { name: `Cell ${index + 1}`, exact: true });
-    const box = cell.getByRole("textbox", { name: kind === "code" ? "Python code" : "Markdown" });
-    await box.click();
-    await box.fill(source);
-  }
-  await page.getByRole("status").filter({ hasText: "Python ready" }).waitFor({ timeout: 60_000 });
-  await page.getByRole("button", { name: "Run all" }).click();
-  await page.getByRole("region", { name: "Cell 4", exact: true }).getByText("21.4").waitFor({ timeout: 60_000 });
-  await page.getByRole("status").filter({ hasText: "Python ready" }).waitFor();
-  await page.waitForTimeout(500);
-  await page.screenshot({ path: "docs/notebook.png" });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(500);
-  await page.screenshot({ path: "docs/notebook-phone.png" });
+  /** Make the notebook in a page of its own browser context, run it, and take its picture. */
+  const take = async (options, path) => {
+    const context = await browser.newContext(options);
+    const page = await context.newPage();
+    await page.goto(`http://localhost:${PORT}/#/playground`);
+    await page.getByRole("status").filter({ hasText: "Python ready" }).waitFor({ timeout: 60_000 });
+    // On a phone the notebooks are a drawer: New notebook is in it.
+    const drawer = page.getByRole("button", { name: "Notebooks" });
+    if (await drawer.isVisible()) await drawer.click();
+    await page.getByRole("button", { name: "New notebook" }).click();
+    await page.getByRole("textbox", { name: "Notebook title" }).fill("Temperatures");
+    for (const [index, [kind, source]] of CELLS.entries()) {
+      if (index > 0) await page.getByRole("button", { name: kind === "code" ? "Add code cell" : "Add Markdown cell" }).click();
+      const cell = page.getByRole("region", { name: `Cell ${index + 1}`, exact: true });
+      const box = cell.getByRole("textbox", { name: kind === "code" ? "Python code" : "Markdown" });
+      await box.click();
+      await box.fill(source);
+    }
+    await page.getByRole("status").filter({ hasText: "Python ready" }).waitFor({ timeout: 60_000 });
+    await page.getByRole("button", { name: "Run all" }).click();
+    await page.getByRole("region", { name: "Cell 4", exact: true }).getByText("21.4").waitFor({ timeout: 60_000 });
+    await page.getByRole("status").filter({ hasText: "Python ready" }).waitFor();
+    await page.evaluate(() => scrollTo(0, 0));
+    await page.waitForTimeout(500);
+    await page.screenshot({ path });
+    await context.close();
+  };
+  await take({ viewport: { width: 1280, height: 900 } }, "docs/notebook.png");
+  await take({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true }, "docs/phone-playground.png");
   await browser.close();
-  console.log("Wrote docs/notebook.png and docs/notebook-phone.png");
+  console.log("Wrote docs/notebook.png and docs/phone-playground.png");
 } finally {
   await server.close();
 }

@@ -15,7 +15,7 @@ export interface CellPages {
 /** The script tag a page of cells has, and a record of the messages its frames send (`window.received`). */
 const page = (body: string, script: string) => `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>A lesson</title>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>A lesson</title>
 <style>body { font: 18px/1.5 Georgia, serif; max-width: 44rem; margin: 1rem auto; }</style></head>
 <body>
 ${body}

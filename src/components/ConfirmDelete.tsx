@@ -24,7 +24,11 @@ export function ConfirmDelete({
       aria-label={`Delete ${name}?`}
       aria-describedby={questionId}
       onKeyDown={(event) => {
-        if (event.key === "Escape") onKeep();
+        if (event.key === "Escape") {
+          // Answered here: a drawer holding the question stays open.
+          event.preventDefault();
+          onKeep();
+        }
       }}
     >
       <span id={questionId}>{question}</span>

@@ -7,6 +7,7 @@ import { useSettings } from "../settings/settings-context";
 import { ConversationList } from "./ConversationList";
 import { ConversationView } from "./ConversationView";
 import { stopAnswering } from "./use-conversation";
+import { useDrawer } from "../../components/drawer";
 import { announceDeleted, deleteEverywhere, onAnyNote } from "./conversation-lock";
 
 /** The conversation's record (its name, model and settings), tried again if storage refuses it. */
@@ -24,6 +25,7 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
   const { settings, loaded } = useSettings();
   const [conversations, setConversations] = useState<Conversation[] | null>(null);
   const [activeId, setActiveId] = useState<string>();
+  const drawer = useDrawer("Conversations", 700);
 
   /** Conversations another tab deleted since this page started (also while its list was being read). */
   const deletedElsewhere = useRef(new Set<string>());
@@ -80,8 +82,15 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
       <ConversationList
         conversations={conversations ?? []}
         activeId={active?.id}
-        onSelect={setActiveId}
-        onNew={onNew}
+        onSelect={(id) => {
+          setActiveId(id);
+          drawer.close();
+        }}
+        onNew={() => {
+          onNew();
+          drawer.close();
+        }}
+        drawer={drawer}
         onRename={(conversation, title) => onChange(conversation.id, (current) => ({ ...current, title }))}
         onDelete={(conversation) => {
           // Its answer stops first (no more requests), here and in any other tab, and what it saves is deleted with the rest.
@@ -106,8 +115,10 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
           settings={settings}
           onChange={onChange}
           onOpenSettings={onOpenSettings}
+          conversationsButton={drawer.button}
         />
       )}
+      {drawer.backdrop}
     </main>
   );
 }

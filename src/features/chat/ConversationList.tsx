@@ -1,6 +1,7 @@
 import { useRef, useState } from "react";
 import { ConfirmDelete } from "../../components/ConfirmDelete";
 import type { Conversation } from "../../model/conversation";
+import type { Drawer } from "../../components/drawer";
 
 interface Props {
   conversations: readonly Conversation[];
@@ -9,10 +10,12 @@ interface Props {
   onNew: () => void;
   onRename: (conversation: Conversation, title: string) => void;
   onDelete: (conversation: Conversation) => void;
+  /** On a narrow screen the list is a drawer. */
+  drawer: Drawer;
 }
 
 /** The sidebar: New chat, and every conversation to switch to, rename or delete. */
-export function ConversationList({ conversations, activeId, onSelect, onNew, onRename, onDelete }: Props) {
+export function ConversationList({ conversations, activeId, onSelect, onNew, onRename, onDelete, drawer }: Props) {
   const [renaming, setRenaming] = useState<string | null>(null);
   const [title, setTitle] = useState("");
   // The conversation whose deletion awaits a second click, asked in its own row.
@@ -37,7 +40,7 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
     setRenaming(null);
   };
   return (
-    <aside className="sidebar">
+    <aside {...drawer.panel} className={`sidebar ${drawer.panel.className}`}>
       <button type="button" className="new-chat" ref={newChat} onClick={onNew}>
         New chat
       </button>
@@ -68,7 +71,10 @@ export function ConversationList({ conversations, activeId, onSelect, onNew, onR
                   value={title}
                   onChange={(e) => setTitle(e.target.value)}
                   onKeyDown={(event) => {
-                    if (event.key === "Escape") endRename(conversation, false);
+                    if (event.key === "Escape") {
+                      event.preventDefault();
+                      endRename(conversation, false);
+                    }
                   }}
                   onBlur={() => endRename(conversation, true, false)}
                 />

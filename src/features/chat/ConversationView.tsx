@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent, type ReactNode } from "react";
 import { download, fileBaseName, toMarkdown, toNotebook } from "../../chat/export";
 import { exportCleaner } from "../../components/output-cleaner";
 import type { Conversation } from "../../model/conversation";
@@ -7,6 +7,7 @@ import { loadDraft, saveDraft } from "../../storage/conversations";
 import { keptValue, onRefusedSaves, refusedSaves, saveKept, type RefusedSave } from "../../storage/kept-saves";
 import { useOnline } from "../offline/use-online";
 import { FilesPanel } from "../files/FilesPanel";
+import { useDrawer } from "../../components/drawer";
 import { fileDropTarget, useSessionFiles } from "../files/use-session-files";
 import { MessageList } from "./MessageList";
 import { OpenAsNotebook } from "./OpenAsNotebook";
@@ -44,9 +45,12 @@ interface Props {
   settings: Settings;
   onChange: (id: string, change: (conversation: Conversation) => Conversation) => void;
   onOpenSettings: () => void;
+  /** The button that opens the conversation list on a narrow screen. */
+  conversationsButton: ReactNode;
 }
 
-export function ConversationView({ conversation, settings, onChange, onOpenSettings }: Props) {
+export function ConversationView({ conversation, settings, onChange, onOpenSettings, conversationsButton }: Props) {
+  const filesDrawer = useDrawer("Files", 1100, "end");
   const { save: saveSettings } = useSettings();
   const { session, messages, loaded, busy, notice, elsewhere, takeOver, takingOver, send, retry, stop } = useConversation(
     conversation.id,
@@ -119,7 +123,9 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
       <section className="conversation" aria-label="Conversation">
         <div className="conversation-bar">
           <div className="conversation-heading">
+            {conversationsButton}
             <h1>{conversation.title}</h1>
+            {filesDrawer.button}
             <span className="usage">
               {conversation.usage.inputTokens + conversation.usage.outputTokens} tokens in this conversation
             </span>
@@ -220,7 +226,10 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
           )}
         </form>
       </section>
-      <FilesPanel files={files} state={filesState} />
+      <div {...filesDrawer.panel}>
+        <FilesPanel files={files} state={filesState} />
+      </div>
+      {filesDrawer.backdrop}
     </div>
   );
 }

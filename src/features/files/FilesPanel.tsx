@@ -218,7 +218,9 @@ const FileRow = memo(function FileRow({
         />
       ) : (
         <>
-          <input type="checkbox" aria-label={`Select ${file.path}`} checked={checked} onChange={() => onToggle(versionKey)} />
+          <label className="touch-check">
+            <input type="checkbox" aria-label={`Select ${file.path}`} checked={checked} onChange={() => onToggle(versionKey)} />
+          </label>
           <span className="file-name" title={file.path}>
             {file.path}
           </span>

@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type DragEvent, type RefObject } from "react";
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type DragEvent, type ReactNode, type RefObject } from "react";
 import { download, fileBaseName } from "../../chat/export";
 import type { SessionFiles } from "../../runtime/session-files";
 import { NotebookFileError } from "../../notebook/cells";
@@ -131,10 +131,12 @@ interface Props {
   current: RefObject<Notebook | null>;
   runs: NotebookRuns;
   loaded: boolean;
+  /** The button that opens the notebook's files on a narrow screen. */
+  filesButton: ReactNode;
 }
 
 /** The open notebook's Open notebook, Download notebook and Share link, with the link once it is made. */
-export function NotebookFiles({ current, runs, loaded }: Props) {
+export function NotebookFiles({ current, runs, loaded, filesButton }: Props) {
   const opening = useContext(NotebookOpeningContext);
   const picker = useRef<HTMLInputElement>(null);
   const linkBox = useRef<HTMLInputElement>(null);
@@ -198,6 +200,7 @@ export function NotebookFiles({ current, runs, loaded }: Props) {
         <button type="button" onClick={() => void share()} disabled={!loaded}>
           Share link
         </button>
+        {filesButton}
       </div>
       {shared && (
         <div className="share-panel">

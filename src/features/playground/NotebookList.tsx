@@ -1,6 +1,7 @@
 import { useRef, useState } from "react";
 import { ConfirmDelete } from "../../components/ConfirmDelete";
 import type { NotebookSummary } from "../../storage/notebooks";
+import type { Drawer } from "../../components/drawer";
 
 interface Props {
   notebooks: readonly NotebookSummary[];
@@ -8,14 +9,16 @@ interface Props {
   onOpen: (id: string) => void;
   onNew: () => void;
   onDelete: (id: string) => void;
+  /** On a narrow screen the list is a drawer. */
+  drawer: Drawer;
 }
 
 /** The Playground's sidebar: New notebook, and every notebook to open or delete (its title is renamed where it is open). */
-export function NotebookList({ notebooks, openId, onOpen, onNew, onDelete }: Props) {
+export function NotebookList({ notebooks, openId, onOpen, onNew, onDelete, drawer }: Props) {
   const [deleting, setDeleting] = useState<string | null>(null);
   const newButton = useRef<HTMLButtonElement>(null);
   return (
-    <aside className="sidebar notebook-list">
+    <aside {...drawer.panel} className={`sidebar notebook-list ${drawer.panel.className}`}>
       <button type="button" className="new-chat" ref={newButton} onClick={onNew}>
         New notebook
       </button>

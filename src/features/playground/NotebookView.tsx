@@ -13,6 +13,7 @@ import { readNotebook } from "../../storage/read-off-thread";
 import { welcomeNotebook } from "../../notebook/welcome";
 import { leaveKept, saveKept } from "../../storage/kept-saves";
 import { FilesPanel } from "../files/FilesPanel";
+import { useDrawer } from "../../components/drawer";
 import { useSessionFiles } from "../files/use-session-files";
 import { useSettings } from "../settings/settings-context";
 import { restoreVariables } from "../restore-variables";
@@ -60,6 +61,7 @@ interface Props {
  */
 export function NotebookView({ id, onTitle, onMissing }: Props) {
   const { settings, loaded } = useSettings();
+  const filesDrawer = useDrawer("Files", 700, "end");
   const [notebook, setNotebook] = useState<Notebook | null>(null);
   /** The notebook as shown, up to the last edit (set with each edit, before React renders it). */
   const current = useRef<Notebook | null>(null);
@@ -381,7 +383,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
             onTitle(id, title);
           }}
         />
-        <NotebookFiles current={current} runs={runs} loaded={notebook !== null} />
+        <NotebookFiles current={current} runs={runs} loaded={notebook !== null} filesButton={filesDrawer.button} />
       </div>
       <div className="toolbar notebook-toolbar">
         <button type="button" onClick={runAll} disabled={!session || readOnly || !notebook}>
@@ -440,7 +442,10 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
           />
         ))}
       </div>
-      <FilesPanel files={files} state={filesState} />
+      <div {...filesDrawer.panel}>
+        <FilesPanel files={files} state={filesState} />
+      </div>
+      {filesDrawer.backdrop}
     </div>
   );
 }

@@ -9,6 +9,7 @@ import { NotebookOpeningContext, useNotebookOpening } from "./NotebookFiles";
 import { sharedFromHash, useShareLanding } from "./share-landing";
 import { NotebookView, notebookLocks } from "./NotebookView";
 import { addNotebook, deleteNotebook, notebookScope, type NotebookSummary } from "../../storage/notebooks";
+import { useDrawer } from "../../components/drawer";
 import { readNotebookList } from "../../storage/read-off-thread";
 
 /** The notebook opened last in this browser, opened by `#/playground`. */
@@ -34,6 +35,7 @@ export function Playground() {
   const [notebooks, setNotebooks] = useState<NotebookSummary[] | null>(null);
   const [wanted, setWanted] = useState(idFromHash);
   const [problem, setProblem] = useState("");
+  const drawer = useDrawer("Notebooks", 700);
 
   const refresh = useCallback(
     () =>
@@ -126,8 +128,23 @@ export function Playground() {
 
   return (
     <main className="playground notebooks" {...opening.pageDrop}>
-      <NotebookList notebooks={notebooks ?? []} openId={openId} onOpen={open} onNew={() => void create()} onDelete={(id) => void remove(id)} />
+      <NotebookList
+        notebooks={notebooks ?? []}
+        openId={openId}
+        onOpen={(id) => {
+          open(id);
+          drawer.close();
+        }}
+        onNew={() => {
+          void create();
+          drawer.close();
+        }}
+        onDelete={(id) => void remove(id)}
+        drawer={drawer}
+      />
+      {drawer.backdrop}
       <div className="notebook-column">
+        <div className="drawer-bar drawer-under-700">{drawer.button}</div>
         {problem && (
           <p className="notice notice-warning" role="alert">
             Your notebooks could not be read from or written to the browser's storage ({problem}). What is stored stays; a reload tries again.
