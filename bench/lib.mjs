@@ -5,7 +5,7 @@ import { chromium } from "@playwright/test";
 import puppeteer from "puppeteer-core";
 
 export const TRIALS = Number(process.env.BENCH_TRIALS ?? 3);
-/** BENCH_ONLY=startup,spare,roundTrip,state,interrupt,recovery,flood,upload,manyFiles,notebook,spareTasks,embed measures a subset. */
+/** BENCH_ONLY=startup,spare,roundTrip,state,interrupt,recovery,flood,upload,manyFiles,notebook,spareTasks,embed,cells measures a subset. */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((name) => name.trim());
 export const wanted = (name) => !ONLY || ONLY.includes(name);
 

@@ -116,6 +116,22 @@ export function runtimeRows(r) {
       ["10 widgets on a page, memory (PSS)", `${Math.round(widgets.pssMiB)} MiB`, `10 bare workers: ${Math.round(bare.pssMiB)} MiB`, `${times(ratio(widgets.pssMiB, bare.pssMiB))}; idle browser ${Math.round(idle.pssMiB)} MiB`],
     );
   }
+  if (r.cells) {
+    const { cells, workersBeforeRun, firstVisit, firstVisitSameSite, repeatVisit, memory, longestTask } = r.cells;
+    const mem = ratio(memory.allMiB, memory.oneMiB);
+    const first = ratio(firstVisit.cells, firstVisit.bare);
+    const firstSameSite = ratio(firstVisitSameSite.cells, firstVisitSameSite.bare);
+    const repeat = ratio(repeatVisit.cells, repeatVisit.bare);
+    rows.push(
+      [`${cells} cells on a page (embed.js), before any Run`, `${workersBeforeRun} Python workers`, "", `target 0: ${verdict(workersBeforeRun === 0)}`],
+      [`${cells} cells run in one session, memory (PSS)`, `${Math.round(memory.allMiB)} MiB`, `1 cell run: ${Math.round(memory.oneMiB)} MiB`, `${times(mem)} (target ≤ 1.3×: ${verdict(mem <= 1.3)})`],
+      ["Run → output, 1 cell, first visit (host of another site)", f(firstVisit.cells), `bare loadPyodide + run: ${f(firstVisit.bare)}`, `${times(first)} (target ≤ 1.0×: ${verdict(first <= 1)})`],
+      ["Run → output, 1 cell, first visit (host of Kiln's site)", f(firstVisitSameSite.cells), `bare loadPyodide + run: ${f(firstVisitSameSite.bare)}`, `${times(firstSameSite)} (target ≤ 1.0×: ${verdict(firstSameSite <= 1)})`],
+      ["Run → output, 1 cell, repeat visit (host of Kiln's site)", f(repeatVisit.cells), `bare loadPyodide + run: ${f(repeatVisit.bare)}`, `${times(repeat)} (target ≤ 0.35×: ${verdict(repeat <= 0.35)})`],
+      ["host page while the cells are made", tasks(longestTask.made), "", noLongTask(longestTask.made)],
+      ["host page while cells run", tasks(longestTask.run), "", noLongTask(longestTask.run)],
+    );
+  }
   return rows;
 }
 

@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { preview } from "vite";
+import { cellsPageBench } from "./cells.mjs";
 import { embedPage } from "./embed.mjs";
 import { manyFiles } from "./files.mjs";
 import { bigNotebook } from "./notebook.mjs";
@@ -129,6 +130,7 @@ try {
       if (wanted("upload")) r.upload = await step("upload", () => upload(browser, origin));
       if (wanted("manyFiles")) r.manyFiles = await step("Python ready with 10,000 files stored", () => manyFiles(browser, origin));
       if (wanted("notebook")) r.notebook = await step("a 500-cell notebook", () => bigNotebook(browser, origin));
+      if (wanted("cells")) r.cells = await step("cells in a page (embed.js)", () => cellsPageBench(browser, launchChromium, origin));
     } finally {
       await browser.close();
     }

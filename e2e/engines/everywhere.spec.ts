@@ -11,6 +11,7 @@ import { apiBase, script } from "../support/chat";
 import { freePort } from "../support/ports";
 import { expect } from "@playwright/test";
 import { hostTest } from "../support/embed-host";
+import { serveCellPages, type CellPages } from "../support/cell-pages";
 import { FIREFOX_STACK_SWITCH_TERMINATED, startEngine, type Engine, type EngineName, type EnginePage } from "./driver";
 
 const test = hostTest.extend<{ page2: EnginePage; playground: EnginePage }, { engineName: EngineName; engine: Engine; sharedPlayground: EnginePage }>({
@@ -372,4 +373,49 @@ test("a worker terminated inside WebAssembly stack switching: what Firefox repor
   } finally {
     server.close();
   }
+});
+
+// Cells of a page made by embed.js, on a host of another site, driven through protocol version 1
+// (the host's own scripts are all an evaluated script can reach: the cells are frames of Kiln's origin).
+// Playwright reads a fixture's dependencies from its first parameter: here, none.
+// eslint-disable-next-line no-empty-pattern
+const cellTest = test.extend<object, { cellPages: CellPages }>({ cellPages: [({}, use) => serveCellPages(use), { scope: "worker" }] });
+
+const fromCell = (frame: number, type: string) => `window.received.filter((m) => m.frame === ${frame} && m.data && m.data.kiln === 1 && m.data.type === ${js(type)})`;
+
+/** Opens a page of cells and waits until each of its `count` frames has laid itself out (and so listens to the page). */
+async function openCells(page: EnginePage, url: string, count: number): Promise<void> {
+  await page.goto(url);
+  for (let frame = 0; frame < count; frame++) await waitFor(page, `${fromCell(frame, "resize")}.length > 0`);
+}
+
+/** The host posts `run` to cell `frame` (0-based) and waits for its result. */
+async function runInCell(page: EnginePage, frame: number, id: string, code: string): Promise<{ status: string; value?: Record<string, string> }> {
+  await page.eval(`document.querySelectorAll("iframe.kiln-cell")[${frame}].contentWindow.postMessage({ kiln: 1, type: "run", id: ${js(id)}, code: ${js(code)} }, ${js(base())})`);
+  await waitFor(page, `${fromCell(frame, "result")}.some((m) => m.data.id === ${js(id)})`, 120_000);
+  return page.eval(`${fromCell(frame, "result")}.find((m) => m.data.id === ${js(id)}).data`);
+}
+
+cellTest("cells of a page share one session: a variable from one cell is seen in the other", async ({ page2: page, cellPages }) => {
+  const path = cellPages.add(`<pre class="kiln">x = 41</pre>\n<p>Then:</p>\n<pre class="kiln">print(x + 1)</pre>\n<pre class="kiln" data-kiln-session="apart">print('x' in globals())</pre>`);
+  await openCells(page, cellPages.otherSite + path, 3);
+  expect((await runInCell(page, 0, "a", "x = 41\nx")).value?.["text/plain"]).toBe("41");
+  const second = await runInCell(page, 1, "b", "print(x + 1)\nx * 2");
+  expect(second.status).toBe("ok");
+  expect(second.value?.["text/plain"]).toBe("82");
+  expect(await page.eval(`${fromCell(1, "stream")}.map((m) => m.data.text).join("")`)).toContain("42");
+  // A named session of the same page is apart.
+  expect((await runInCell(page, 2, "c", "'x' in globals()")).value?.["text/plain"]).toBe("False");
+});
+
+cellTest("an exercise's check fails, then passes, and the host gets each result", async ({ page2: page, cellPages }) => {
+  const path = cellPages.add(`<pre class="kiln" id="total">def total(items):\n    return 0</pre>
+<pre class="kiln" data-kiln-check>assert total([3, 4]) == 7, f"total([3, 4]) should be 7, not {total([3, 4])}"</pre>`);
+  await openCells(page, cellPages.otherSite + path, 1);
+  expect((await runInCell(page, 0, "try-1", "def total(items):\n    return 0")).status).toBe("ok");
+  await waitFor(page, `${fromCell(0, "check")}.length === 1`);
+  expect(await page.eval(`${fromCell(0, "check")}[0].data`)).toEqual({ kiln: 1, type: "check", id: "try-1", cell: "total", passed: false, message: "total([3, 4]) should be 7, not 0" });
+  expect((await runInCell(page, 0, "try-2", "def total(items):\n    return sum(items)")).status).toBe("ok");
+  await waitFor(page, `${fromCell(0, "check")}.length === 2`);
+  expect(await page.eval(`${fromCell(0, "check")}[1].data`)).toEqual({ kiln: 1, type: "check", id: "try-2", cell: "total", passed: true, message: "Passed" });
 });

@@ -54,20 +54,40 @@ function turnCellsIntoWidgets(): void {
       console.warn("Kiln: a check belongs to the cell just before it, and there is none to add it to.", pre);
     }
   }
+  // The host's styles are read for all new cells before any frame goes in (one style pass, not one per cell).
   for (const pre of pres) {
     if (handled.has(pre) || !isCell(pre)) continue;
     handled.add(pre);
-    makeCell(pre, checks.get(pre) ?? "");
+    waiting.push({ pre, check: checks.get(pre) ?? "", fontSizePx: parseFloat(getComputedStyle(pre.parentElement ?? pre).fontSize) });
+  }
+  if (waiting.length && !making) {
+    making = true;
+    makeWaitingCells();
   }
 }
 
-function makeCell(pre: HTMLElement, check: string): void {
+/** Cells found but not made yet, in page order. */
+const waiting: { pre: HTMLElement; check: string; fontSizePx: number }[] = [];
+let making = false;
+/** Frames are made for this long at most in one task of the host page, then the page gets its turn (a frame costs milliseconds). */
+const SLICE_MS = 15;
+
+function makeWaitingCells(): void {
+  const started = performance.now();
+  while (waiting.length && performance.now() - started < SLICE_MS) {
+    const { pre, check, fontSizePx } = waiting.shift()!;
+    if (pre.isConnected) makeCell(pre, check, fontSizePx);
+  }
+  if (waiting.length) setTimeout(makeWaitingCells, 0);
+  else making = false;
+}
+
+function makeCell(pre: HTMLElement, check: string, fontSizePx: number): void {
   const session = sessionOf(pre);
   const lead = !tokens.has(session);
   if (lead) tokens.set(session, newSessionToken());
   const number = ++cells;
   const theme = pre.closest("[data-kiln-theme]")?.getAttribute("data-kiln-theme");
-  const fontSizePx = parseFloat(getComputedStyle(pre.parentElement ?? pre).fontSize);
   const config: CellConfig = {
     token: tokens.get(session)!,
     lead,
