@@ -142,7 +142,7 @@ test.describe("Delete everything", () => {
     for (const tab of [page, other]) expect(await kept(tab)).toEqual(nothing);
 
     // Reloaded, Kiln starts afresh: no key, no conversation but a new one.
-    await page.getByRole("button", { name: "Reload" }).click();
+    await Promise.all([page.waitForEvent("load"), page.getByRole("button", { name: "Reload" }).click()]);
     await page.goto("/#/chat");
     await expect(page.getByRole("button", { name: "Untitled conversation", exact: true })).toBeVisible();
     await expect(page.getByRole("list", { name: "Conversations" }).getByRole("listitem")).toHaveCount(1);
