@@ -34,6 +34,8 @@ export async function startJupyter(origin: string): Promise<JupyterFixture> {
       "--ServerApp.port_retries=0",
       "--ServerApp.ip=127.0.0.1",
       "--no-browser",
+      // A hostile server would not limit its output: the caps on the page must.
+      "--ServerApp.iopub_data_rate_limit=1e12",
       // CI machines run the suite as root.
       ...(process.getuid?.() === 0 ? ["--allow-root"] : []),
     ],

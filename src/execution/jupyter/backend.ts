@@ -24,7 +24,8 @@ export function answerJupyterInput(scope: string, text: string | null): boolean 
 function bundle(data: Record<string, unknown>): MimeBundle {
   const result: MimeBundle = {};
   for (const [mime, value] of Object.entries(data)) {
-    if (typeof value === "string") result[mime] = value;
+    // Images come base64-encoded, often in lines: Kiln's are one unbroken string.
+    if (typeof value === "string") result[mime] = mime.startsWith("image/") && mime !== "image/svg+xml" ? value.replace(/\s/g, "") : value;
     else if (Array.isArray(value) && value.every((line) => typeof line === "string")) result[mime] = value.join("");
     else if (value !== undefined) result[mime] = JSON.stringify(value);
   }
@@ -39,19 +40,31 @@ function kernelError(content: { ename: string; evalue: string; traceback: string
 }
 
 /** The person's Jupyter server as the execution backend of one scope (`chat:<id>`, `notebook:<id>`). */
-export function jupyterBackend(config: JupyterConfig, scope: string, { allowInput }: { allowInput: boolean }): ExecutionBackend | undefined {
+export function jupyterBackend(
+  config: JupyterConfig,
+  scope: string,
+  options: { allowInput: boolean; outputLimitBytes: number },
+): ExecutionBackend | undefined {
   const server = jupyterServer(config);
   if (!server) return undefined;
-  return { label: JUPYTER_LABEL, run: (code, run) => runOnServer(server, scope, code, run, allowInput) };
+  return { label: JUPYTER_LABEL, run: (code, run) => runOnServer(server, scope, code, run, options) };
 }
 
-async function runOnServer(server: JupyterServer, scope: string, code: string, run: BackendRun, allowInput: boolean): Promise<RunOutcome> {
+async function runOnServer(
+  server: JupyterServer,
+  scope: string,
+  code: string,
+  run: BackendRun,
+  { allowInput, outputLimitBytes }: { allowInput: boolean; outputLimitBytes: number },
+): Promise<RunOutcome> {
   const started = performance.now();
   const notes: string[] = [];
+  let truncatedBytes = 0;
   const finish = (result: Omit<RunOutcome, "durationMs" | "ranOn">): RunOutcome => ({
     ...result,
     durationMs: performance.now() - started,
     ranOn: { label: JUPYTER_LABEL, reason: run.reason, notes },
+    ...(truncatedBytes && { truncatedBytes }),
   });
   const fail = (message: string) => finish({ status: "error", error: { ename: "JupyterError", evalue: message, traceback: message } });
   run.onEvent({ type: "progress", message: `Running on ${JUPYTER_LABEL}…` });
@@ -74,6 +87,19 @@ async function runOnServer(server: JupyterServer, scope: string, code: string, r
   let value: MimeBundle | undefined;
   let error: PythonError | undefined;
   let clearWaiting = false;
+  /** Stream text kept so far: past the output limit the rest is dropped with one notice, as for the browser's runs. */
+  let streamed = 0;
+  const stream = (name: "stdout" | "stderr", text: string) => {
+    const room = outputLimitBytes - streamed;
+    if (room <= 0) return void (truncatedBytes += text.length);
+    const kept = text.length > room ? text.slice(0, room) : text;
+    streamed += kept.length;
+    emit({ type: "stream", name, text: kept });
+    if (kept.length < text.length) {
+      truncatedBytes += text.length - kept.length;
+      emit({ type: "truncated", limitBytes: outputLimitBytes });
+    }
+  };
   const emit = (event: WorkerEvent) => {
     if (clearWaiting) {
       clearWaiting = false;
@@ -86,7 +112,7 @@ async function runOnServer(server: JupyterServer, scope: string, code: string, r
     const content = message.content as Record<string, unknown>;
     switch (message.header.msg_type) {
       case "stream":
-        emit({ type: "stream", name: content.name === "stderr" ? "stderr" : "stdout", text: String(content.text ?? "") });
+        stream(content.name === "stderr" ? "stderr" : "stdout", String(content.text ?? ""));
         break;
       case "display_data": {
         const id = (content.transient as { display_id?: unknown } | undefined)?.display_id;

@@ -208,7 +208,7 @@ export function useConversation(
       // Taken over by another tab meanwhile (while the message was being saved): that tab answers it.
       if (!isHere()) return;
       const sandbox = sandboxChoice(provider);
-      const jupyter = jupyterBackend(settings.jupyter, scope, { allowInput: false });
+      const jupyter = jupyterBackend(settings.jupyter, scope, { allowInput: false, outputLimitBytes: config.outputLimitBytes });
       const controller = new AbortController();
       let end = () => undefined as void;
       const answer = { controller, ended: new Promise<void>((resolve) => (end = resolve)) };

@@ -140,7 +140,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
           session,
           backend: settings.backend,
           sandbox: sandboxChoice(sandboxProvider(settings, notebookScope(id))),
-          jupyter: jupyterBackend(settings.jupyter, notebookScope(id), { allowInput: true }),
+          jupyter: jupyterBackend(settings.jupyter, notebookScope(id), { allowInput: true, outputLimitBytes: config.outputLimitBytes }),
           noSandbox: noSandboxReason(),
           // The person's own code leaves the browser only when they press "Run on <provider>" (or
           // "Run on Jupyter server"), or chose the server as the notebook's kernel.
