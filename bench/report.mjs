@@ -60,6 +60,11 @@ export function runtimeRows(r) {
       } else rows.push([`1+1 round trip, ${label}`, figure, `${t.runs} runs`, ""]);
     }
   }
+  if (r.jupyter) {
+    const { browser: b, jupyter: j } = r.jupyter;
+    rows.push(["1+1 in a Playground cell, browser", f(b.p50), `p95 ${f(b.p95)}; ${b.runs} runs`, ""]);
+    rows.push(["1+1 in a Playground cell, local Jupyter server", f(j.p50), `p95 ${f(j.p95)}; ${j.runs} runs`, `${times(ratio(j.p50, b.p50))} the browser's p50`]);
+  }
   if (r.interrupt) {
     for (const [key, label] of [["busyLoop", "interrupt `while True: pass`"], ["sleep", "interrupt `time.sleep(1000)`"]]) {
       const t = r.interrupt[key];

@@ -16,6 +16,7 @@ import { markdownTable, printTable, runtimeRows } from "./report.mjs";
 import { bootCounts, harnessPage, interruptLatency, recovery, roundTrips, spareAndRestart, spareTasksHarness, STATES } from "./session.mjs";
 import { startup } from "./startup.mjs";
 import { flood, spareTasksPlayground, upload } from "./ui.mjs";
+import { jupyterRoundTrip } from "./jupyter.mjs";
 
 /** No step takes longer than this (BENCH_STEP_MINUTES), whatever it waits for. */
 const STEP_TIMEOUT_MS = Number(process.env.BENCH_STEP_MINUTES ?? 30) * 60_000;
@@ -128,6 +129,7 @@ try {
       }
       if (wanted("flood")) r.flood = await step("flood", () => flood(browser, origin));
       if (wanted("upload")) r.upload = await step("upload", () => upload(browser, origin));
+      if (wanted("jupyter")) r.jupyter = await step("1+1 in the Playground, browser and a local Jupyter server", () => jupyterRoundTrip(browser, origin));
       if (wanted("manyFiles")) r.manyFiles = await step("Python ready with 10,000 files stored", () => manyFiles(browser, origin));
       if (wanted("notebook")) r.notebook = await step("a 500-cell notebook", () => bigNotebook(browser, origin));
       if (wanted("cells")) r.cells = await step("cells in a page (embed.js)", () => cellsPageBench(browser, launchChromium, origin));

@@ -26,11 +26,13 @@ const hash = (script: string) => `'sha256-${createHash("sha256").update(script).
  * inline scripts Kiln writes into frames (allowed by hash: the Python host frame's bootstrap,
  * and the height reporter of HTML output frames), `blob:` (the host frame runs its code from
  * one) and WebAssembly compilation. Frames made with `srcdoc` and the `data:` Python worker
- * inherit this policy. `connect-src` lets the page reach model APIs over HTTPS and local
- * servers; Python without network gets `default-src 'none'` on top (see src/host/network-policy.ts).
+ * inherit this policy. `connect-src` lets the page reach model APIs and Jupyter servers over
+ * HTTPS (and a kernel's WebSocket over WSS) and local servers; Python without network gets `default-src 'none'` on top (see src/host/network-policy.ts).
  * Images only from the app, `data:` and `blob:`: nothing remote loads on its own.
  */
 export function contentSecurityPolicy({ frameAncestors, dev = false }: { frameAncestors: string | null; dev?: boolean }): string {
+  // The WebSocket of a Jupyter kernel (docs/jupyter.md): a server on this device, or any over TLS, as for HTTP.
+  const kernels = dev ? " ws: wss:" : " ws://localhost:* ws://127.0.0.1:* wss:";
   // Vite's dev server adds an inline script of its own (a hash would disable 'unsafe-inline').
   const inline = dev ? "'unsafe-inline'" : `${hash(HOST_BOOTSTRAP)} ${hash(FRAME_RESIZE_SCRIPT)}`;
   const directives = [
@@ -41,7 +43,7 @@ export function contentSecurityPolicy({ frameAncestors, dev = false }: { frameAn
     "img-src 'self' data: blob:",
     "font-src 'self' data:",
     "media-src 'self' data: blob:",
-    `connect-src 'self' https: http://localhost:* http://127.0.0.1:*${dev ? " ws: wss:" : ""}`,
+    `connect-src 'self' https: http://localhost:* http://127.0.0.1:*${kernels}`,
     "frame-src 'self' blob: data:",
     "manifest-src 'self'",
     "object-src 'none'",

@@ -25,6 +25,8 @@ export interface TurnContext {
   pythonVersion: string;
   /** Whether this conversation's Python may use the network. */
   pythonNetwork: boolean;
+  /** The person's Jupyter server, when one is set: its name and the modules it has (when it told them). */
+  jupyter?: { label: string; modules?: readonly string[] };
   signal: AbortSignal;
   nextSeq: () => number;
   /** A message was added or changed: show it and save it. `final` when it will not change again. */
@@ -42,7 +44,7 @@ const FENCED_PYTHON = /```(?:python|py)\s*\n/i;
 
 /** The model answers, its Python calls running in the session, until it ends its turn. */
 export async function runTurn(ctx: TurnContext): Promise<void> {
-  const tools = [pythonTool(ctx.pythonVersion, ctx.pythonNetwork, ctx.provider.sandbox)];
+  const tools = [pythonTool(ctx.pythonVersion, ctx.pythonNetwork, ctx.provider.sandbox, ctx.jupyter)];
   const author = { provider: ctx.provider.id, model: ctx.model };
   for (let round = 0; ; round++) {
     const assistant: ChatMessage = {

@@ -15,8 +15,16 @@ const MAX_CUTS_TOLD = 10;
 /** The characters those lines take together, at most (beside the line counting the rest). */
 export const CUTS_TOLD_CHARS = 2_000;
 
-/** The `python` tool; `sandbox` names where code the browser cannot run goes, if anywhere. */
-export function pythonTool(pythonVersion: string, network: boolean, sandbox?: { label: string; stateless?: boolean }): ToolSpec {
+/** Modules of the Jupyter server named in the tool's description, at most. */
+export const JUPYTER_MODULES_TOLD = 400;
+
+/** The `python` tool; `sandbox` (or the person's Jupyter server, before it) names where code the browser cannot run goes, if anywhere. */
+export function pythonTool(
+  pythonVersion: string,
+  network: boolean,
+  sandbox?: { label: string; stateless?: boolean },
+  jupyter?: { label: string; modules?: readonly string[] },
+): ToolSpec {
   return {
     name: PYTHON_TOOL_NAME,
     description: [
@@ -32,7 +40,18 @@ export function pythonTool(pythonVersion: string, network: boolean, sandbox?: { 
       network
         ? "The person allowed network access for this conversation: fetch works for URLs that send CORS headers."
         : "There is no network access: the browser blocks every connection from Python (the person can allow it for this conversation). Package imports still work.",
-      ...(sandbox
+      ...(jupyter
+        ? [
+            `Code that imports a library the browser cannot load runs on ${jupyter.label} (the person's own, through a Jupyter kernel) instead; the result says so. ` +
+              "That kernel keeps its own variables between such runs, separate from the browser's; the person's files are in its working directory, and files it writes there come back.",
+            ...(jupyter.modules?.length
+              ? [
+                  `Top-level modules ${jupyter.label} has: ${jupyter.modules.slice(0, JUPYTER_MODULES_TOLD).join(", ")}` +
+                    (jupyter.modules.length > JUPYTER_MODULES_TOLD ? ` and ${jupyter.modules.length - JUPYTER_MODULES_TOLD} more.` : "."),
+                ]
+              : []),
+          ]
+        : sandbox
         ? [
             `Code that imports a library the browser cannot load (such as torch) runs on ${sandbox.label} instead; the result says so.`,
             sandbox.stateless

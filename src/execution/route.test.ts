@@ -76,3 +76,33 @@ describe("after a browser ModuleNotFoundError", () => {
     expect(routeAfterBrowserError(error("No module named 'torch'"), { ...rest, sandbox: undefined }).where).toBe("unavailable");
   });
 });
+
+describe("route with a Jupyter server", () => {
+  const JUPYTER = { label: "the Jupyter server" };
+
+  it("in auto mode runs in the browser, else on the Jupyter server before the provider's sandbox", () => {
+    expect(route(input(["numpy"], [], { jupyter: JUPYTER }))).toEqual({ where: "browser" });
+    expect(route(input(["torch"], [], { jupyter: JUPYTER }))).toEqual({ where: "jupyter", reason: "torch is not available in the browser", modules: ["torch"] });
+  });
+
+  it("runs everything on the server with the Backend setting Jupyter server only, and says when none is set", () => {
+    expect(route(input(["json"], ["json"], { jupyter: JUPYTER, backend: "jupyter" }))).toMatchObject({ where: "jupyter" });
+    const none = route(input(["json"], ["json"], { backend: "jupyter" }));
+    expect(none.where).toBe("unavailable");
+    expect((none as { reason: string }).reason).toMatch(/No Jupyter server is set: add its Server URL/);
+  });
+
+  it("keeps the Backend setting provider on the provider's sandbox", () => {
+    expect(route(input(["torch"], [], { jupyter: JUPYTER, backend: "provider" }))).toMatchObject({ where: "provider" });
+  });
+
+  it("asks first in the Playground, naming the button", () => {
+    const decision = route(input(["torch"], [], { jupyter: JUPYTER, askFirst: true }));
+    expect((decision as { reason: string }).reason).toMatch(/Press Run on Jupyter server/);
+  });
+
+  it("retries a run-time ModuleNotFoundError on the server", () => {
+    const error = { ename: "ModuleNotFoundError", evalue: "No module named 'torch'", traceback: "" };
+    expect(routeAfterBrowserError(error, { lockImports, backend: "auto", noSandbox: NO_SANDBOX, jupyter: JUPYTER })).toMatchObject({ where: "jupyter" });
+  });
+});

@@ -1,6 +1,8 @@
 import type { ImportReport, PythonError } from "../../workers/python-api";
 
-export type Backend = "auto" | "browser" | "provider";
+import type { BackendSetting } from "../storage/settings";
+
+export type Backend = BackendSetting;
 
 export interface RouteInput {
   /** What the code imports, and which of those the browser interpreter already has. */
@@ -12,17 +14,30 @@ export interface RouteInput {
   sandbox?: { label: string; provider: string };
   /** Without a sandbox: what would give one, as a sentence. */
   noSandbox: string;
+  /** The person's Jupyter server, when one is set: its name for the person. */
+  jupyter?: { label: string };
   /** Never send code to the sandbox unasked (the Playground): say how to do it instead. */
   askFirst?: boolean;
 }
 
 export type Route =
   | { where: "browser" }
+  | { where: "jupyter"; reason: string; modules: string[] }
   | { where: "provider"; reason: string; modules: string[] }
   | { where: "unavailable"; reason: string; modules: string[] };
 
-/** Where a run would go to the provider: there, or `unavailable` with what would make it work. */
+/** Shown when the Backend setting names a Jupyter server and none is set. */
+export const NO_JUPYTER = "No Jupyter server is set: add its Server URL and Token in Settings (Jupyter server).";
+
+/**
+ * Where a run the browser cannot do goes: the person's Jupyter server when one is set, else the
+ * provider's sandbox, else `unavailable` with what would make it work.
+ */
 function provider(input: Omit<RouteInput, "imports">, reason: string, modules: string[], why: string): Route {
+  if (input.jupyter) {
+    if (input.askFirst) return { where: "unavailable", reason: `${why}. Press Run on Jupyter server to run it on ${input.jupyter.label}.`, modules };
+    return { where: "jupyter", reason, modules };
+  }
   if (!input.sandbox) return { where: "unavailable", reason: `${why}. ${input.noSandbox}`, modules };
   if (input.askFirst) {
     const ask = `Press Run on ${input.sandbox.provider} to run it on ${input.sandbox.label}.`;
@@ -45,7 +60,11 @@ export function route(input: RouteInput): Route {
   const missing = missingModules(input);
   if (input.backend === "browser") return { where: "browser" };
   if (input.backend === "provider") {
-    return provider(input, "the Backend setting is provider", missing, "The Backend setting is provider");
+    return provider({ ...input, jupyter: undefined }, "the Backend setting is provider", missing, "The Backend setting is provider");
+  }
+  if (input.backend === "jupyter") {
+    if (!input.jupyter) return { where: "unavailable", reason: `The Backend setting is Jupyter server only. ${NO_JUPYTER}`, modules: missing };
+    return { where: "jupyter", reason: "the Backend setting is Jupyter server only", modules: missing };
   }
   if (!missing.length) return { where: "browser" };
   return provider(input, notInBrowser(missing), missing, notInBrowser(missing));

@@ -1,7 +1,7 @@
 import type { WorkerEvent } from "../../workers/python-api";
 import { stoppedBeforeStart, type PythonSession } from "../runtime/python-session";
 import { browserBackend, type ExecutionBackend, type RunOutcome } from "./backend";
-import { route, routeAfterBrowserError, type Backend, type Route } from "./route";
+import { NO_JUPYTER, route, routeAfterBrowserError, type Backend, type Route } from "./route";
 
 /** A provider's sandbox, as the router offers it. */
 export interface SandboxChoice {
@@ -22,6 +22,10 @@ export interface RunCodeOptions {
   askFirst?: boolean;
   /** Run on the sandbox whatever the imports (the person asked for it). */
   forceSandbox?: boolean;
+  /** The person's Jupyter server, when one is set. */
+  jupyter?: ExecutionBackend;
+  /** Run on the Jupyter server whatever the imports (the person asked for it, or chose it as the notebook's kernel). */
+  forceJupyter?: boolean;
   /** The run deadline in ms; 0 for none. Browser runs keep their session's own. */
   deadlineMs: number;
   /** Stop: whichever backend runs the code is stopped. */
@@ -36,6 +40,11 @@ export async function runCode(code: string, options: RunCodeOptions): Promise<Ru
   // Stop pressed while Python was still starting, or the imports were read: the run never starts.
   const stoppedEarly = (): RunOutcome | undefined => (options.signal.aborted ? stoppedBeforeStart(started) : undefined);
   const elsewhere = (reason: string) => sandbox!.backend.run(code, { ...options, reason });
+  const onJupyter = (reason: string) => options.jupyter!.run(code, { ...options, reason });
+  if (options.forceJupyter) {
+    if (!options.jupyter) return unavailableResult({ where: "unavailable", reason: NO_JUPYTER, modules: [] });
+    return onJupyter("you asked to run it there");
+  }
   if (options.forceSandbox) {
     if (!sandbox) return unavailableResult({ where: "unavailable", reason: options.noSandbox, modules: [] });
     return elsewhere("you asked to run it there");
@@ -45,6 +54,7 @@ export async function runCode(code: string, options: RunCodeOptions): Promise<Ru
     sandbox: sandbox && { label: sandbox.backend.label, provider: sandbox.provider },
     noSandbox: options.noSandbox,
     askFirst: options.askFirst,
+    jupyter: options.jupyter && { label: options.jupyter.label },
   };
   let decision: Route = { where: "browser" };
   if (options.backend !== "browser") {
@@ -57,14 +67,16 @@ export async function runCode(code: string, options: RunCodeOptions): Promise<Ru
   if (early) return early;
   if (decision.where === "unavailable") return unavailableResult(decision);
   if (decision.where === "provider") return elsewhere(decision.reason);
+  if (decision.where === "jupyter") return onJupyter(decision.reason);
 
   const result = await browserBackend.run(code, { ...options, reason: "" });
   if (result.status !== "error" || options.backend !== "auto") return result;
   const info = await session.ready;
   const retry = routeAfterBrowserError(result.error, { ...where, lockImports: new Set(info.lockImports) });
-  if (retry.where !== "provider") return result;
-  options.onEvent({ type: "stream", name: "stderr", text: `[${retry.reason}: running the code again on ${sandbox!.backend.label}]\n` });
-  return elsewhere(retry.reason);
+  if (retry.where !== "provider" && retry.where !== "jupyter") return result;
+  const there = retry.where === "jupyter" ? options.jupyter! : sandbox!.backend;
+  options.onEvent({ type: "stream", name: "stderr", text: `[${retry.reason}: running the code again on ${there.label}]\n` });
+  return retry.where === "jupyter" ? onJupyter(retry.reason) : elsewhere(retry.reason);
 }
 
 function unavailableResult(decision: Extract<Route, { where: "unavailable" }>): RunOutcome {

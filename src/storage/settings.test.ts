@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkApiBaseUrl, DEFAULT_SETTINGS, EMPTY_PROVIDER_CONFIG, mergeChanges, mergeSettings, PYODIDE_VERSION, PYTHON_VERSION, type Settings } from "./settings";
+import { checkApiBaseUrl, checkJupyterUrl, DEFAULT_SETTINGS, EMPTY_PROVIDER_CONFIG, mergeChanges, mergeSettings, PYODIDE_VERSION, PYTHON_VERSION, type Settings } from "./settings";
 import pyodidePackage from "pyodide/package.json";
 import lock from "pyodide/pyodide-lock.json";
 
@@ -79,5 +79,25 @@ describe("mergeChanges", () => {
     const current = { ...DEFAULT_SETTINGS, maxTokens: 100 };
     expect(mergeChanges(DEFAULT_SETTINGS, { ...DEFAULT_SETTINGS, maxTokens: 200 }, current).maxTokens).toBe(200);
     expect(mergeChanges(DEFAULT_SETTINGS, DEFAULT_SETTINGS, current).maxTokens).toBe(100);
+  });
+
+  it("reads the Jupyter server's settings, keeps an unknown Backend out, and merges a changed token alone", () => {
+    const stored = mergeSettings({ backend: "jupyter", jupyter: { url: "http://localhost:8888", token: 7, rememberToken: false } });
+    expect(stored.backend).toBe("jupyter");
+    expect(stored.jupyter).toEqual({ url: "http://localhost:8888", token: "", rememberToken: false });
+    expect(mergeSettings({ backend: "elsewhere" }).backend).toBe("auto");
+    const base = mergeSettings({ jupyter: { url: "http://localhost:8888", token: "a" } });
+    const changed = { ...base, jupyter: { ...base.jupyter, token: "b" } };
+    const other = { ...base, jupyter: { ...base.jupyter, url: "https://hub.example/user/ada" } };
+    expect(mergeChanges(base, changed, other).jupyter).toEqual({ url: "https://hub.example/user/ada", token: "b", rememberToken: true });
+  });
+
+  it("refuses a Server URL the token must not go to, in the field's own words", () => {
+    expect(checkJupyterUrl("http://hub.example")).toEqual({
+      ok: false,
+      message: "The Server URL must use https://: plain http:// would send your token unencrypted. It is allowed only for localhost, 127.0.0.1 and [::1].",
+    });
+    expect(checkJupyterUrl("https://user:pw@hub.example")).toMatchObject({ ok: false, message: expect.stringContaining("the token goes in the Token field") });
+    expect(checkJupyterUrl("http://127.0.0.1:8888/")).toEqual({ ok: true, url: "http://127.0.0.1:8888" });
   });
 });

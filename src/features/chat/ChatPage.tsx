@@ -4,6 +4,7 @@ import { deleteBegun, deleteConversation, deleteDone, finishBegunDeletes, listOr
 import { dropKept, saveKept } from "../../storage/kept-saves";
 import { disposeSession } from "../../runtime/use-python-session";
 import { useSettings } from "../settings/settings-context";
+import { shutdownJupyterKernel } from "../../execution/jupyter/server";
 import { ConversationList } from "./ConversationList";
 import { ConversationView } from "./ConversationView";
 import { stopAnswering } from "./use-conversation";
@@ -98,6 +99,7 @@ export function ChatPage({ onOpenSettings }: { onOpenSettings: () => void }) {
           void deleteEverywhere(conversation.id, async () => {
             await stopAnswering(conversation.id);
             disposeSession(`chat:${conversation.id}`);
+            shutdownJupyterKernel(settings.jupyter, `chat:${conversation.id}`);
             await deleteConversation(conversation.id);
           }).then(() => deleteDone(conversation.id));
           const rest = (conversations ?? []).filter((c) => c.id !== conversation.id);

@@ -2,6 +2,8 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { runTurn } from "../../chat/agent";
 import { NEW_TITLE, type ChatMessage, type Conversation, type ModelRef, type Usage } from "../../model/conversation";
 import { runCode } from "../../execution/run-code";
+import { jupyterBackend } from "../../execution/jupyter/backend";
+import { jupyterServer } from "../../execution/jupyter/server";
 import { chosenModel, createProvider, noSandboxReason, sandboxChoice } from "../../providers";
 import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
@@ -206,6 +208,7 @@ export function useConversation(
       // Taken over by another tab meanwhile (while the message was being saved): that tab answers it.
       if (!isHere()) return;
       const sandbox = sandboxChoice(provider);
+      const jupyter = jupyterBackend(settings.jupyter, scope, { allowInput: false, outputLimitBytes: config.outputLimitBytes });
       const controller = new AbortController();
       let end = () => undefined as void;
       const answer = { controller, ended: new Promise<void>((resolve) => (end = resolve)) };
@@ -227,6 +230,7 @@ export function useConversation(
               session,
               backend: settings.backend,
               sandbox,
+              jupyter,
               noSandbox: noSandboxReason(sandbox ? undefined : provider),
               deadlineMs: config.timeoutMs,
               signal,
@@ -237,6 +241,8 @@ export function useConversation(
           },
           pythonVersion: PYTHON_VERSION,
           pythonNetwork,
+          // What the server has, told to the model: asked once per server, and not waited for when it cannot say.
+          jupyter: jupyter && { label: jupyter.label, modules: await jupyterServer(settings.jupyter)?.modules(scope) },
           signal: controller.signal,
           nextSeq: () => ++seq,
           update: (message, final) => {

@@ -2,14 +2,14 @@ import { memo, useEffect, useRef, useSyncExternalStore, type KeyboardEvent } fro
 import { SpreadMarkdown } from "../../components/Markdown";
 import { OutputView } from "../../components/OutputView";
 import type { CellKind, NotebookCell } from "../../notebook/model";
-import type { NotebookRuns } from "./notebook-runs";
+import type { NotebookRuns, RunTarget } from "./notebook-runs";
 import { LazyCodeEditor } from "./LazyCodeEditor";
 
 /** What a cell asks of its notebook; one object for every cell, made once per notebook. */
 export interface CellActions {
   edit(id: string, source: string): void;
   /** Run (a Markdown cell: render) cell `id`; `advance`: then move to the next cell, adding one at the end. */
-  run(id: string, advance: boolean, onSandbox?: boolean): void;
+  run(id: string, advance: boolean, target?: RunTarget): void;
   remove(id: string): void;
   move(id: string, by: -1 | 1): void;
   changeKind(id: string, kind: CellKind): void;
@@ -141,15 +141,23 @@ export const Cell = memo(function Cell({ cell, index, last, runs, readOnly, focu
 function CellOutput({ runs, id, source, readOnly, actions }: { runs: NotebookRuns; id: string; source: string; readOnly: boolean; actions: CellActions }) {
   const cellRuns = runs.cell(id);
   const { outputs, running, finishedRuns } = useSyncExternalStore(cellRuns.owner.subscribe, () => cellRuns.owner.current);
-  const { offer, offerFor } = useSyncExternalStore(cellRuns.subscribe, () => cellRuns.view);
+  const { offer, offerJupyter, offerFor } = useSyncExternalStore(cellRuns.subscribe, () => cellRuns.view);
   return (
     <section className="output" aria-label="Output" aria-busy={running} data-finished-runs={finishedRuns}>
       <OutputView items={outputs} onAnswer={running && !readOnly ? (text) => actions.answer(id, text) : undefined} />
       {offer && offerFor === source && (
         <p className="notice notice-info">
           This code needs a library that only {offer}'s sandbox has. Running it there sends the code and the files it names to {offer}.
-          <button type="button" disabled={readOnly} onClick={() => actions.run(id, false, true)}>
+          <button type="button" disabled={readOnly} onClick={() => actions.run(id, false, "sandbox")}>
             Run on {offer}
+          </button>
+        </p>
+      )}
+      {offerJupyter && offerFor === source && (
+        <p className="notice notice-info">
+          This code needs a library the browser does not have. Running it on your Jupyter server sends the code and this notebook's files to it.
+          <button type="button" disabled={readOnly} onClick={() => actions.run(id, false, "jupyter")}>
+            Run on Jupyter server
           </button>
         </p>
       )}

@@ -1,6 +1,8 @@
 import { startTransition, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import type { SessionSnapshot } from "../../../workers/python-api";
 import { runCode } from "../../execution/run-code";
+import { answerJupyterInput, jupyterBackend } from "../../execution/jupyter/backend";
+import { jupyterServer } from "../../execution/jupyter/server";
 import type { OutputItem } from "../../model/output";
 import { newCell, type CellKind, type Notebook } from "../../notebook/model";
 import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers";
@@ -41,6 +43,12 @@ const MORE_CELLS = 16;
 
 /** Edits are saved this long after the last one. */
 const SAVE_AFTER_MS = 250;
+
+/** The notebook's metadata key that names its kernel: `"jupyter"` for the person's Jupyter server, else the browser. */
+export const KERNEL_KEY = "kiln_kernel";
+
+/** Whether the notebook chose the person's Jupyter server as its kernel. */
+export const usesJupyterKernel = (notebook: Notebook | null) => notebook?.metadata[KERNEL_KEY] === "jupyter";
 
 function saveVariables(notebookId: string, snapshot: SessionSnapshot) {
   void saveKept(`${notebookId}:variables`, "this notebook's Python variables", snapshot, (value) => saveNotebookState(notebookId, value));
@@ -127,17 +135,20 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
   useEffect(() => {
     const host: RunsHost = {
       source: (cellId) => current.current?.cells.find((cell) => cell.id === cellId && cell.kind === "code")?.source,
-      execute: (source, { signal, onEvent, onSandbox }) => {
+      execute: (source, { signal, onEvent, target }) => {
         const { session, config, settings } = live.current;
         if (!session || !config) throw new Error("Python is not started in this tab.");
         return runCode(source, {
           session,
           backend: settings.backend,
           sandbox: sandboxChoice(sandboxProvider(settings, notebookScope(id))),
+          jupyter: jupyterBackend(settings.jupyter, notebookScope(id), { allowInput: true, outputLimitBytes: config.outputLimitBytes }),
           noSandbox: noSandboxReason(),
-          // The person's own code leaves the browser only when they press "Run on <provider>".
+          // The person's own code leaves the browser only when they press "Run on <provider>" (or
+          // "Run on Jupyter server"), or chose the server as the notebook's kernel.
           askFirst: true,
-          forceSandbox: onSandbox,
+          forceSandbox: target === "sandbox",
+          forceJupyter: target === "jupyter" || usesJupyterKernel(current.current),
           deadlineMs: config.timeoutMs,
           signal,
           onEvent,
@@ -153,7 +164,8 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
         if (run.outcome.status === "ok" && session) saveVariables(id, session.savedState);
         await files?.sync();
         const sandbox = sandboxChoice(sandboxProvider(settings, notebookScope(id)));
-        if (run.outcome.status === "unavailable" && !run.outcome.ranOn && sandbox) runs.offer(cellId, sandbox.provider, source);
+        const jupyter = Boolean(jupyterServer(settings.jupyter));
+        if (run.outcome.status === "unavailable" && !run.outcome.ranOn && (sandbox || jupyter)) runs.offer(cellId, sandbox?.provider ?? "", jupyter, source);
       },
     };
     runs.connect(host);
@@ -290,12 +302,12 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
   const actions = useMemo<CellActions>(
     () => ({
       edit: (cellId, source) => change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.id === cellId ? { ...cell, source } : cell)) })),
-      run: (cellId, advance, onSandbox = false) => {
+      run: (cellId, advance, target = "") => {
         const cells = current.current?.cells ?? [];
         const index = cells.findIndex((cell) => cell.id === cellId);
         const cell = cells[index];
         if (!cell) return;
-        if (cell.kind === "code") runs.enqueue([cellId], onSandbox);
+        if (cell.kind === "code") runs.enqueue([cellId], target);
         if (cell.kind === "markdown") runs.cell(cellId).set({ editing: false });
         if (!advance) return;
         const next = cells[index + 1];
@@ -337,10 +349,10 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
       },
       answer: (cellId, text) => {
         runs.cell(cellId).owner.answered(text);
-        live.current.session?.answerInput(text);
+        if (!answerJupyterInput(scope, text)) live.current.session?.answerInput(text);
       },
     }),
-    [change, runs, focusCell, addCell, saveOutputs],
+    [change, runs, focusCell, addCell, saveOutputs, scope],
   );
 
   const runAll = () => {
@@ -355,7 +367,11 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.executionCount === null ? cell : { ...cell, executionCount: null })) }));
     for (const cell of current.current?.cells ?? []) runs.cell(cell.id).set({ state: "idle" });
     setNotice("");
-    await session.restart();
+    // The notebook's kernel on the Jupyter server restarts too, if it has one.
+    const restarted = jupyterServer(live.current.settings.jupyter)
+      ?.restart(scope)
+      .catch((cause: unknown) => setNotice(`The Jupyter kernel could not be restarted: ${cause instanceof Error ? cause.message : String(cause)}`));
+    await Promise.all([session.restart(), restarted]);
     // The variables saved before are not brought back after a reload.
     saveVariables(id, session.savedState);
   };
@@ -383,6 +399,22 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
             onTitle(id, title);
           }}
         />
+        {jupyterServer(settings.jupyter) && (
+          <label className="notebook-kernel">
+            Kernel
+            <select
+              value={usesJupyterKernel(notebook) ? "jupyter" : "browser"}
+              disabled={readOnly || !notebook}
+              onChange={(event) => {
+                const kernel = event.target.value;
+                change((notebook) => ({ ...notebook, metadata: { ...notebook.metadata, [KERNEL_KEY]: kernel } }));
+              }}
+            >
+              <option value="browser">Python in this tab</option>
+              <option value="jupyter">Jupyter server</option>
+            </select>
+          </label>
+        )}
         <NotebookFiles current={current} runs={runs} loaded={notebook !== null} filesButton={filesDrawer.button} />
       </div>
       <div className="toolbar notebook-toolbar">

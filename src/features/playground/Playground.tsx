@@ -8,6 +8,8 @@ import { NotebookList } from "./NotebookList";
 import { NotebookOpeningContext, useNotebookOpening } from "./NotebookFiles";
 import { sharedFromHash, useShareLanding } from "./share-landing";
 import { NotebookView, notebookLocks } from "./NotebookView";
+import { shutdownJupyterKernel } from "../../execution/jupyter/server";
+import { useSettings } from "../settings/settings-context";
 import { addNotebook, deleteNotebook, notebookScope, type NotebookSummary } from "../../storage/notebooks";
 import { useDrawer } from "../../components/drawer";
 import { readNotebookList } from "../../storage/read-off-thread";
@@ -32,6 +34,7 @@ function lastOpen(): string | null {
 
 /** Write and run Python with no API key: notebooks of code and Markdown cells, kept in the browser. */
 export function Playground() {
+  const { settings } = useSettings();
   const [notebooks, setNotebooks] = useState<NotebookSummary[] | null>(null);
   const [wanted, setWanted] = useState(idFromHash);
   const [problem, setProblem] = useState("");
@@ -121,6 +124,7 @@ export function Playground() {
     // Other tabs close it; what a tab editing it saves meanwhile is deleted again once it lets go.
     void notebookLocks.deleteEverywhere(id, () => deleteNotebook(id)).catch((error: unknown) => setProblem(storageFailure(error)));
     disposeSession(notebookScope(id));
+    shutdownJupyterKernel(settings.jupyter, notebookScope(id));
     // Deleting the open one opens another (the list makes a fresh one when none is left).
     const list = await refresh();
     if (id === openId && list?.[0]) open(list[0].id);

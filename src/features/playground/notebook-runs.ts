@@ -3,11 +3,14 @@ import type { OutputItem, RunOutcome } from "../../model/output";
 import type { CellRunState } from "../../notebook/model";
 import { RunOwner, type FinishedRun } from "../../runtime/run-owner";
 
+/** Where the person asked a cell to run instead of where the router sends it: none, the provider's sandbox, the Jupyter server. */
+export type RunTarget = "" | "sandbox" | "jupyter";
+
 /** What a notebook's runs need from the page: each cell's code, where it runs, and what to keep. */
 export interface RunsHost {
   /** The code of cell `id` now, or undefined when it is gone or not a code cell. */
   source(id: string): string | undefined;
-  execute(source: string, options: { signal: AbortSignal; onEvent: (event: WorkerEvent) => void; onSandbox: boolean }): Promise<RunOutcome>;
+  execute(source: string, options: { signal: AbortSignal; onEvent: (event: WorkerEvent) => void; target: RunTarget }): Promise<RunOutcome>;
   /** Cell `id` starts its run as number `count` (null: its count is cleared). */
   counted(id: string, count: number | null): void;
   /** The outputs of cell `id` so far, at most every {@link OUTPUT_SAVE_INTERVAL_MS} while it runs, and at its end. */
@@ -21,6 +24,8 @@ export interface CellView {
   state: CellRunState;
   /** The provider whose sandbox could run the code the cell last ran, which the browser could not. */
   offer: string;
+  /** Whether the person's Jupyter server is offered for it too. */
+  offerJupyter: boolean;
   /** The code whose run made the offer. */
   offerFor: string;
   /** A Markdown cell shows its source to edit (else its rendered text). */
@@ -30,7 +35,7 @@ export interface CellView {
 /** While a cell runs, its outputs are saved at most this often. */
 export const OUTPUT_SAVE_INTERVAL_MS = 250;
 
-const IDLE: CellView = { state: "idle", offer: "", offerFor: "", editing: false };
+const IDLE: CellView = { state: "idle", offer: "", offerJupyter: false, offerFor: "", editing: false };
 
 export class CellRuns {
   readonly owner: RunOwner;
@@ -62,7 +67,7 @@ export interface RunsView {
  */
 export class NotebookRuns {
   private readonly cells = new Map<string, CellRuns>();
-  private readonly queue: { id: string; onSandbox: boolean }[] = [];
+  private readonly queue: { id: string; target: RunTarget }[] = [];
   private counter = 0;
   view: RunsView = { running: null, queued: 0 };
   private readonly listeners = new Set<() => void>();
@@ -95,10 +100,10 @@ export class NotebookRuns {
   }
 
   /** Runs cells `ids` in order, after those already waiting; a cell already waiting or running is not added again. */
-  enqueue(ids: readonly string[], onSandbox = false) {
+  enqueue(ids: readonly string[], target: RunTarget = "") {
     for (const id of ids) {
       if (this.view.running === id || this.queue.some((entry) => entry.id === id)) continue;
-      this.queue.push({ id, onSandbox });
+      this.queue.push({ id, target });
       this.cell(id).set({ state: "queued" });
     }
     this.changed();
@@ -155,17 +160,17 @@ export class NotebookRuns {
       this.changed();
       return this.next();
     }
-    this.current = this.runOne(host, entry.id, source, entry.onSandbox);
+    this.current = this.runOne(host, entry.id, source, entry.target);
     await this.current;
     this.current = undefined;
     void this.next();
   }
 
-  private async runOne(host: RunsHost, id: string, source: string, onSandbox: boolean) {
+  private async runOne(host: RunsHost, id: string, source: string, target: RunTarget) {
     const cell = this.cell(id);
     this.view = { running: id, queued: this.queue.length };
     this.listeners.forEach((listener) => listener());
-    cell.set({ state: "running", offer: "", offerFor: "" });
+    cell.set({ state: "running", offer: "", offerJupyter: false, offerFor: "" });
     host.counted(id, ++this.counter);
     // Outputs saved while the run goes on, at most every OUTPUT_SAVE_INTERVAL_MS.
     let lastSave = 0;
@@ -179,7 +184,7 @@ export class NotebookRuns {
       }, Math.max(0, lastSave + OUTPUT_SAVE_INTERVAL_MS - performance.now()));
     };
     const unsubscribe = cell.owner.subscribe(saveSoon);
-    const run = await cell.owner.run((signal, onEvent) => host.execute(source, { signal, onEvent, onSandbox }));
+    const run = await cell.owner.run((signal, onEvent) => host.execute(source, { signal, onEvent, target }));
     unsubscribe();
     clearTimeout(timer);
     const ok = run.outcome.status === "ok";
@@ -191,8 +196,8 @@ export class NotebookRuns {
     this.finishing = Promise.resolve(host.finished(id, source, run)).catch((error: unknown) => console.error("A run's end could not be saved.", error));
   }
 
-  /** Offer the provider's sandbox for the code cell `id` last ran. */
-  offer(id: string, provider: string, source: string) {
-    this.cell(id).set({ offer: provider, offerFor: source });
+  /** Offer the provider's sandbox (`provider`, or "" for none) and the Jupyter server for the code cell `id` last ran. */
+  offer(id: string, provider: string, jupyter: boolean, source: string) {
+    this.cell(id).set({ offer: provider, offerJupyter: jupyter, offerFor: source });
   }
 }

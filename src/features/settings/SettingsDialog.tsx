@@ -8,11 +8,13 @@ import { deleteEverything } from "./delete-everything";
 import { setErasure } from "../../storage/erased";
 import {
   checkApiBaseUrl,
+  checkJupyterUrl,
   DEFAULT_SETTINGS,
   EMPTY_PROVIDER_CONFIG,
   loadSettings,
   mergeChanges,
   providerConfig,
+  type JupyterConfig,
   type ProviderConfig,
   type Settings,
 } from "../../storage/settings";
@@ -25,6 +27,9 @@ const NUMBER_RANGES = {
   runTimeoutSeconds: [0, Math.floor(LONGEST_DEADLINE_MS / 1000)],
   outputLimitKiB: [1, 1024 * 1024],
 } as const;
+
+/** The Jupyter server's group name (also its key in the open groups and refused URLs). */
+const JUPYTER_GROUP = "Jupyter server";
 
 /** The Settings dialog: every setting Kiln has, saved in IndexedDB. */
 export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
@@ -90,17 +95,19 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
       if (baseUrl.ok) providers[id] = { ...config, baseUrl: baseUrl.url };
       else refused[id] = baseUrl.message;
     }
+    const jupyterUrl = draft.jupyter.url.trim() ? checkJupyterUrl(draft.jupyter.url) : { ok: true as const, url: "" };
+    if (!jupyterUrl.ok) refused[JUPYTER_GROUP] = jupyterUrl.message;
     setBaseUrlErrors(refused);
     const first = Object.keys(refused)[0];
     if (first) {
       // Its group opens, so that the message and the field are seen.
       flushSync(() => setOpenGroups((groups) => new Set([...groups, ...Object.keys(refused).map((id) => providerKind(id)?.label ?? id)])));
-      document.getElementById(`kiln-base-url-${first}`)?.focus();
+      document.getElementById(first === JUPYTER_GROUP ? "kiln-jupyter-url" : `kiln-base-url-${first}`)?.focus();
       return;
     }
     try {
       // Fields not changed here keep what another tab saved since the dialog opened.
-      const saved = { ...draft, providers };
+      const saved = { ...draft, providers, jupyter: { ...draft.jupyter, url: jupyterUrl.ok ? jupyterUrl.url : "" } };
       // A changed model of a provider in use is the one new conversations start with.
       saved.provider = providerSavedLast(opened.current, saved);
       await save(mergeChanges(opened.current, saved, await loadSettings()));
@@ -153,6 +160,18 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
             />
           </FoldedGroup>
         ))}
+        <FoldedGroup
+          name={JUPYTER_GROUP}
+          summary={jupyterSummary(draft.jupyter, settings.jupyter)}
+          open={openGroups.has(JUPYTER_GROUP)}
+          onToggle={() => toggle(JUPYTER_GROUP)}
+        >
+          <JupyterFields
+            config={draft.jupyter}
+            urlError={baseUrlErrors[JUPYTER_GROUP]}
+            onChange={(change) => setDraft({ ...draft, jupyter: { ...draft.jupyter, ...change } })}
+          />
+        </FoldedGroup>
         <fieldset>
           <legend>Chat</legend>
           <label>
@@ -165,9 +184,10 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
               value={draft.backend}
               onChange={(event) => setDraft({ ...draft, backend: event.target.value as Settings["backend"] })}
             >
-              <option value="auto">auto: the browser, else the provider's sandbox</option>
+              <option value="auto">auto: the browser, else the Jupyter server, else the provider's sandbox</option>
               <option value="browser">browser only</option>
               <option value="provider">the provider's sandbox only</option>
+              <option value="jupyter">Jupyter server only</option>
             </select>
           </label>
         </fieldset>
@@ -220,6 +240,51 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
       </form>
     </dialog>
   );
+}
+
+/** The Jupyter server's URL and token (see docs/jupyter.md). */
+function JupyterFields({ config, urlError, onChange }: { config: JupyterConfig; urlError?: string; onChange: (change: Partial<JupyterConfig>) => void }) {
+  return (
+    <>
+      <label>
+        Server URL
+        <input
+          id="kiln-jupyter-url"
+          type="text"
+          inputMode="url"
+          placeholder="http://localhost:8888"
+          aria-invalid={urlError ? true : undefined}
+          aria-describedby={urlError ? "kiln-jupyter-url-error" : undefined}
+          value={config.url}
+          onChange={(event) => onChange({ url: event.target.value })}
+        />
+      </label>
+      {urlError && (
+        <p id="kiln-jupyter-url-error" role="alert">
+          {urlError}
+        </p>
+      )}
+      <label>
+        Token
+        <input type="password" autoComplete="off" value={config.token} onChange={(event) => onChange({ token: event.target.value })} />
+      </label>
+      <label className="checkbox">
+        <input type="checkbox" checked={!config.rememberToken} onChange={(event) => onChange({ rememberToken: !event.target.checked })} />
+        Don't remember this key (keep it in this tab's memory only)
+      </label>
+      <p className="hint">Code runs there when the browser cannot run it (or always, with the Backend setting). The token is sent only to this server.</p>
+    </>
+  );
+}
+
+/** One line on the Jupyter server: its URL and its token, or "not set up". */
+export function jupyterSummary(config: JupyterConfig, saved: JupyterConfig): string {
+  if (!config.url.trim()) return "not set up";
+  const parts = [config.url.trim()];
+  if (!config.token) parts.push("no token");
+  else if (config.token !== saved.token || config.rememberToken !== saved.rememberToken) parts.push("token changed, not stored yet");
+  else parts.push(config.rememberToken ? "token stored" : "token for this tab only");
+  return parts.join(" · ");
 }
 
 interface ProviderFieldsProps {
