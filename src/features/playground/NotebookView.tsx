@@ -91,7 +91,9 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     await flush.current();
   });
   const here = hold === "here";
-  const readOnly = !here;
+  /** The notebook as stored has been read since this tab took it: until then nothing typed here could be kept. */
+  const [readHere, setReadHere] = useState(false);
+  const readOnly = !here || !readHere;
 
   const scope = notebookScope(id);
   // A tab that follows another one's runs has an interpreter too, as a conversation's does: its
@@ -259,9 +261,11 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
       };
     }
     leaveKept(id, ["variables"], true);
-    void load();
+    // Editable once read: what the other tab saved last comes in first, and is not put over what is typed here.
+    void load().then(() => !cancelled && setReadHere(true));
     return () => {
       cancelled = true;
+      setReadHere(false);
     };
   }, [hold, id, runs, onTitle, onMissing]);
 
@@ -435,7 +439,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
         </button>
         <RunStatusLine state={readOnly && hold !== "waiting" ? FOLLOWING : state} running={running !== null} startedAt={startedAt} />
       </div>
-      {readOnly && hold !== "waiting" && (
+      {!here && hold !== "waiting" && (
         <p className="notice notice-info notebook-elsewhere">
           {hold === "taking"
             ? "Taking this notebook over: the other tab is stopping its run and saving…"
