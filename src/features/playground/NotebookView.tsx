@@ -437,7 +437,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
         <button type="button" onClick={() => addCell("markdown")} disabled={readOnly || !notebook}>
           Add Markdown cell
         </button>
-        <RunStatusLine state={readOnly && hold !== "waiting" ? FOLLOWING : state} running={running !== null} startedAt={startedAt} />
+        <RunStatusLine state={!here && hold !== "waiting" ? FOLLOWING : state} running={running !== null} startedAt={startedAt} />
       </div>
       {!here && hold !== "waiting" && (
         <p className="notice notice-info notebook-elsewhere">
