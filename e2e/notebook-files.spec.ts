@@ -2,11 +2,11 @@ import type { Download, Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { answered, openChat, script, sendMessage, uniqueKey } from "./support/chat";
 import { runNbformat, validateWithNbformat } from "./support/nbformat";
-import { cell, openPlayground } from "./support/playground";
+import { cell, cellCode, cellOutput, fillCell, openPlayground, runCellN } from "./support/playground";
 import { seedStoredSnapshot } from "./support/snapshot-seed";
 
-const code = (page: Page, n: number) => cell(page, n).getByRole("textbox", { name: "Python code" });
-const out = (page: Page, n: number) => cell(page, n).getByRole("region", { name: "Output" });
+const code = cellCode;
+const out = cellOutput;
 const count = (page: Page, n: number) => cell(page, n).locator(".cell-count");
 const notebookList = (page: Page) => page.getByRole("list", { name: "Notebooks" }).getByRole("listitem");
 const title = (page: Page) => page.getByRole("textbox", { name: "Notebook title" });
@@ -17,19 +17,8 @@ async function text(download: Download): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Replace cell `n`'s code (focusing it first makes its editor). */
-async function fill(page: Page, n: number, source: string) {
-  await code(page, n).click();
-  await expect(code(page, n)).toHaveAttribute("contenteditable", "true");
-  await code(page, n).fill(source);
-  await expect(code(page, n)).toHaveText(source.split("\n").join(""), { useInnerText: false });
-}
-
-async function runCell(page: Page, n: number) {
-  const before = Number(await out(page, n).getAttribute("data-finished-runs"));
-  await cell(page, n).getByRole("button", { name: "Run cell" }).click();
-  await expect(out(page, n)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout: 90_000 });
-}
+const fill = fillCell;
+const runCell = runCellN;
 
 /** Chooses a file in Open notebook's file chooser. */
 async function openFile(page: Page, name: string, contents: string) {

@@ -1,25 +1,14 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
-import { cell, openPlayground } from "./support/playground";
+import { cell, cellCode, cellOutput, fillCell, openPlayground, runCellN } from "./support/playground";
 import { storedRecords } from "./support/stored";
 
-const code = (page: Page, n: number) => cell(page, n).getByRole("textbox", { name: "Python code" });
-const out = (page: Page, n: number) => cell(page, n).getByRole("region", { name: "Output" });
+const code = cellCode;
+const out = cellOutput;
 const count = (page: Page, n: number) => cell(page, n).locator(".cell-count");
 
-/** Replace cell `n`'s code (focusing it first makes its editor). */
-async function fill(page: Page, n: number, text: string) {
-  await code(page, n).click();
-  await expect(code(page, n)).toHaveAttribute("contenteditable", "true");
-  await code(page, n).fill(text);
-  await expect(code(page, n)).toHaveText(text.split("\n").join(""), { useInnerText: false });
-}
-
-async function runCell(page: Page, n: number) {
-  const before = Number(await out(page, n).getAttribute("data-finished-runs"));
-  await cell(page, n).getByRole("button", { name: "Run cell" }).click();
-  await expect(out(page, n)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout: 90_000 });
-}
+const fill = fillCell;
+const runCell = runCellN;
 
 /** A new notebook (one empty code cell), open, named `title`. */
 async function newNotebook(page: Page, title?: string) {

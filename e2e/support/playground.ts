@@ -11,6 +11,27 @@ export function cell(page: Page, n = 1) {
   return page.getByRole("region", { name: `Cell ${n}`, exact: true });
 }
 
+/** The code of cell `n` of the open notebook. */
+export const cellCode = (page: Page, n: number) => cell(page, n).getByRole("textbox", { name: "Python code" });
+
+/** The output of cell `n` of the open notebook. */
+export const cellOutput = (page: Page, n: number) => cell(page, n).getByRole("region", { name: "Output" });
+
+/** Replace cell `n`'s code (focusing it first makes its editor). */
+export async function fillCell(page: Page, n: number, source: string): Promise<void> {
+  await cellCode(page, n).click();
+  await expect(cellCode(page, n)).toHaveAttribute("contenteditable", "true");
+  await cellCode(page, n).fill(source);
+  await expect(cellCode(page, n)).toHaveText(source.split("\n").join(""), { useInnerText: false });
+}
+
+/** Run cell `n` with its Run cell button and wait for the run to end. */
+export async function runCellN(page: Page, n: number): Promise<void> {
+  const before = Number(await cellOutput(page, n).getAttribute("data-finished-runs"));
+  await cell(page, n).getByRole("button", { name: "Run cell" }).click();
+  await expect(cellOutput(page, n)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout: 90_000 });
+}
+
 /** The widget's page (`embed.html`) has one editor and one output; the Playground, a notebook of cells. */
 const isWidget = (page: Page) => new URL(page.url()).pathname.endsWith("/embed.html");
 
