@@ -91,6 +91,21 @@ export function freshAfterBoot(booted: Booted): void {
 }
 
 /**
+ * Firefox reports an uncaught `undefined` to the page whenever a worker is terminated while a
+ * call through WebAssembly stack switching (JSPI) runs in it, which is every Python run of
+ * Pyodide's where JSPI exists, so every hard stop; nothing in the worker or the page can catch
+ * it. Kiln does not use stack switching (its runs are asyncio tasks, `input()` and sleep wait on
+ * shared memory), so in Firefox Pyodide is started without it, as in WebKit, which has none:
+ * Python there has no `pyodide.ffi.run_sync`. Called before Pyodide's factory first runs
+ * (it reads what the engine has then).
+ */
+export function withoutStackSwitchingInFirefox(): void {
+  if (!/\bFirefox\//.test(self.navigator.userAgent)) return;
+  const wasm = WebAssembly as unknown as Record<string, unknown>;
+  for (const name of ["Suspending", "Suspender", "promising"]) delete wasm[name];
+}
+
+/**
  * Runs Pyodide's module factory up to the point where it would instantiate the WebAssembly,
  * and leaves it there (nothing keeps it). The engine compiles the factory's megabyte of
  * code, which it otherwise does in the middle of each boot (in Chromium, about 120 ms of a

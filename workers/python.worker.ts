@@ -1,7 +1,7 @@
 import * as Comlink from "comlink";
 import type { FilesFromFrame, StartFiles, WasmFromFrame, WorkerStart } from "./python-api";
 import { PythonRuntime } from "./python-runtime";
-import { warmUpFactory } from "./python-boot";
+import { warmUpFactory, withoutStackSwitchingInFirefox } from "./python-boot";
 
 // The frame that starts the worker sends its ports (and shared buffers) in one message, then
 // Pyodide's compiled WebAssembly (or null). The files a start reads come once, before the ports
@@ -45,5 +45,6 @@ self.addEventListener("unhandledrejection", (event) => {
   if (isStop(event.reason)) event.preventDefault();
 });
 
+withoutStackSwitchingInFirefox();
 // While the worker waits for its ports (a worker its frame loaded ahead of time waits longest).
 warmUpFactory();

@@ -23,11 +23,6 @@ export interface EnginePage {
   typeOver(selector: string, text: string): Promise<void>;
   /** Uncaught errors so far: the driver's reports and the page's own recorder. */
   errors(): Promise<string[]>;
-  /**
-   * Reports the engine makes by itself, which no code of the page or its workers can cause
-   * or prevent (each proven by a test in everywhere.spec.ts), kept apart from {@link errors}.
-   */
-  engineReports(): string[];
   close(): Promise<void>;
 }
 
@@ -41,10 +36,9 @@ function enginePage(
     refresh(): Promise<unknown>;
     evaluate: Evaluate;
     driverErrors?: string[];
-    engineReports?: string[];
   },
 ): EnginePage {
-  const { navigate, refresh, evaluate, driverErrors = [], engineReports = [], typeOver, close } = parts;
+  const { navigate, refresh, evaluate, driverErrors = [], typeOver, close } = parts;
   return {
     engine,
     async goto(url) {
@@ -58,7 +52,6 @@ function enginePage(
     eval: evaluate,
     typeOver,
     errors: async () => [...driverErrors, ...(await evaluate<string[]>("window.__kilnErrors || []"))],
-    engineReports: () => [...engineReports],
     close,
   };
 }
@@ -87,16 +80,6 @@ const ERROR_RECORDER = `(() => {
   addEventListener("unhandledrejection", (e) => window.__kilnErrors.push("unhandled rejection: " + String(e.reason && e.reason.message || e.reason)));
 })()`;
 
-/**
- * What Firefox reports by itself when a worker is terminated while a call through WebAssembly
- * stack switching (JSPI: `WebAssembly.promising`) runs in it, as every Python run of Pyodide's
- * does where JSPI exists: a hard stop. No code can catch or prevent it, in the worker (a
- * `catch` on the promise, `unhandledrejection` and `error` listeners) or in the page; a worker
- * busy the same way without stack switching is terminated without it. The test "a worker
- * terminated inside WebAssembly stack switching" (everywhere.spec.ts) shows both.
- */
-export const FIREFOX_STACK_SWITCH_TERMINATED = "uncaught exception: undefined";
-
 async function firefoxEngine(): Promise<Engine> {
   const browser: PptrBrowser = await puppeteer.launch({ browser: "firefox", executablePath: "/usr/bin/firefox-esr", headless: true });
   return {
@@ -105,21 +88,12 @@ async function firefoxEngine(): Promise<Engine> {
       const context = await browser.createBrowserContext();
       const page: PptrPage = await context.newPage();
       const errors: string[] = [];
-      const engineReports: string[] = [];
-      page.on("pageerror", (error) => {
-        const message = error instanceof Error ? error.message : String(error);
-        if (message === FIREFOX_STACK_SWITCH_TERMINATED) {
-          engineReports.push(message);
-          return;
-        }
-        errors.push(`pageerror: ${message}`);
-      });
+      page.on("pageerror", (error) => errors.push(`pageerror: ${error instanceof Error ? error.message : String(error)}`));
       return enginePage("firefox", {
         navigate: (url) => page.goto(url),
         refresh: () => page.reload(),
         evaluate: async <T>(expression: string) => (await page.evaluate(expression)) as T,
         driverErrors: errors,
-        engineReports,
         async typeOver(selector, text) {
           await page.focus(selector);
           await page.keyboard.down("Control");
