@@ -181,3 +181,30 @@ test("widgets on a phone: embed.html framed in a page, and a cell made by embed.
     await expectTouchTargets((await frame)!);
   }
 });
+
+test("the phone checks themselves fail on a page that scrolls sideways, a small target, and a button cut off at the edge", async ({ page }) => {
+  await page.setContent(`<!doctype html><meta name="viewport" content="width=device-width">
+    <body style="margin:0"><button id="ok" style="width:48px;height:48px">OK</button></body>`);
+  // A page that holds: both checks pass (one target measured).
+  await expectNoSidewaysScroll(page);
+  expect(await expectTouchTargets(page)).toBe(1);
+  // Something wider than the screen makes the page scroll sideways.
+  await page.evaluate(() => document.body.insertAdjacentHTML("beforeend", '<div id="wide" style="width:600px;height:10px"></div>'));
+  await expect(expectNoSidewaysScroll(page)).rejects.toThrow(/scrolls sideways/);
+  // A small target, then one cut off at the screen's edge (its box clips it: the page itself does not scroll).
+  await page.evaluate(() => {
+    document.getElementById("wide")!.remove();
+    document.body.insertAdjacentHTML("beforeend", '<button id="small" style="width:20px;height:20px">s</button>');
+  });
+  await expectNoSidewaysScroll(page);
+  await expect(expectTouchTargets(page)).rejects.toThrow(/"button s"/);
+  await page.evaluate(() => {
+    document.getElementById("small")!.remove();
+    document.body.insertAdjacentHTML(
+      "beforeend",
+      '<div style="position:relative;overflow:hidden;height:60px"><button style="position:absolute;left:360px;width:60px;height:48px">Save</button></div>',
+    );
+  });
+  await expectNoSidewaysScroll(page);
+  await expect(expectTouchTargets(page)).rejects.toThrow(/"button Save"/);
+});
