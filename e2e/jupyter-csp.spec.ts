@@ -12,7 +12,7 @@ import type { Duplex } from "node:stream";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { openPlayground, output, run } from "./support/playground";
-import { saveSettings } from "./support/settings";
+import { openGroup, saveSettings } from "./support/settings";
 import { startJupyter, type JupyterFixture } from "./support/jupyter";
 
 /** A local WebSocket server that accepts every handshake and logs its path. */
@@ -158,10 +158,25 @@ test("a WebSocket from the page or from Python with network reaches the saved Ju
 test("a tab opened before another server was saved says to reload, and runs there once reloaded", async ({ page, context }) => {
   test.setTimeout(300_000);
   await openPlayground(page);
-  // Another tab of Kiln, where the server is saved.
+  // Another tab of Kiln, where the server is saved: Settings says that saving reloads the page, and it does.
   const settingsTab = await context.newPage();
   await settingsTab.goto("/#/chat");
-  await saveAndReload(settingsTab, { "Jupyter server › Server URL": jupyter.url, "Jupyter server › Token": jupyter.token });
+  await settingsTab.getByRole("button", { name: "Settings" }).click();
+  const dialog = settingsTab.getByRole("dialog", { name: "Settings" });
+  const group = await openGroup(dialog, "Jupyter server");
+  await group.getByLabel("Server URL").fill(jupyter.url);
+  await group.getByLabel("Token").fill(jupyter.token);
+  await expect(group).toContainText("Saving reloads the page: a page can connect only to the Jupyter server that was set when it was opened.");
+  // A token kept in this tab's memory only would not survive the reload: Settings says so before the save.
+  const inMemoryOnly = group.getByRole("checkbox", { name: "Don't remember this key (keep it in this tab's memory only)" });
+  await inMemoryOnly.check();
+  await expect(group).toContainText("Keys and tokens kept in this tab's memory only will have to be entered again.");
+  await inMemoryOnly.uncheck();
+  await expect(group).not.toContainText("will have to be entered again");
+  const reloaded = settingsTab.waitForEvent("load", { timeout: 60_000 });
+  await dialog.getByRole("button", { name: "Save" }).click();
+  await reloaded;
+  await expect(dialog).toBeHidden();
   await settingsTab.close();
 
   // The first tab has the new settings, but its policy still names no server.
