@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Plugin } from "vite";
 import { HOST_BOOTSTRAP } from "../src/host/host-bootstrap.ts";
 import { FRAME_RESIZE_SCRIPT } from "../src/components/frame-policy.ts";
+import { HTTP_CONNECT_SOURCES, KERNEL_SOCKET_SOURCES } from "../src/host/page-policy.ts";
 
 /**
  * Headers every response carries, in dev, preview and (see docs/deploying.md) production.
@@ -27,12 +28,15 @@ const hash = (script: string) => `'sha256-${createHash("sha256").update(script).
  * and the height reporter of HTML output frames), `blob:` (the host frame runs its code from
  * one) and WebAssembly compilation. Frames made with `srcdoc` and the `data:` Python worker
  * inherit this policy. `connect-src` lets the page reach model APIs and Jupyter servers over
- * HTTPS (and a kernel's WebSocket over WSS) and local servers; Python without network gets `default-src 'none'` on top (see src/host/network-policy.ts).
+ * HTTPS and local servers; Python without network gets `default-src 'none'` on top (see
+ * src/host/network-policy.ts). With `kernels`, the app's page may also open a Jupyter kernel's
+ * WebSocket on any origin a person might configure: the page narrows that at run time to the
+ * saved server's origin (src/host/page-policy.ts). The widget's page talks to no Jupyter server.
  * Images only from the app, `data:` and `blob:`: nothing remote loads on its own.
  */
-export function contentSecurityPolicy({ frameAncestors, dev = false }: { frameAncestors: string | null; dev?: boolean }): string {
-  // The WebSocket of a Jupyter kernel (docs/jupyter.md): a server on this device, or any over TLS, as for HTTP.
-  const kernels = dev ? " ws: wss:" : " ws://localhost:* ws://127.0.0.1:* wss:";
+export function contentSecurityPolicy({ frameAncestors, kernels, dev = false }: { frameAncestors: string | null; kernels: boolean; dev?: boolean }): string {
+  // In development also Vite's own WebSocket, on every page.
+  const sockets = dev ? ["ws:", "wss:"] : kernels ? KERNEL_SOCKET_SOURCES : [];
   // Vite's dev server adds an inline script of its own (a hash would disable 'unsafe-inline').
   const inline = dev ? "'unsafe-inline'" : `${hash(HOST_BOOTSTRAP)} ${hash(FRAME_RESIZE_SCRIPT)}`;
   const directives = [
@@ -43,7 +47,7 @@ export function contentSecurityPolicy({ frameAncestors, dev = false }: { frameAn
     "img-src 'self' data: blob:",
     "font-src 'self' data:",
     "media-src 'self' data: blob:",
-    `connect-src 'self' https: http://localhost:* http://127.0.0.1:*${kernels}`,
+    `connect-src ${["'self'", ...HTTP_CONNECT_SOURCES, ...sockets].join(" ")}`,
     "frame-src 'self' blob: data:",
     "manifest-src 'self'",
     "object-src 'none'",
@@ -57,7 +61,7 @@ export function contentSecurityPolicy({ frameAncestors, dev = false }: { frameAn
 /** The app (every page but the widget): framed by nobody. */
 export const appHeaders: Record<string, string> = {
   ...isolationHeaders,
-  "Content-Security-Policy": contentSecurityPolicy({ frameAncestors: "'none'" }),
+  "Content-Security-Policy": contentSecurityPolicy({ frameAncestors: "'none'", kernels: true }),
 };
 
 /**
@@ -69,7 +73,7 @@ export const appHeaders: Record<string, string> = {
  */
 export const embedHeaders: Record<string, string> = {
   ...isolationHeaders,
-  "Content-Security-Policy": contentSecurityPolicy({ frameAncestors: null }),
+  "Content-Security-Policy": contentSecurityPolicy({ frameAncestors: null, kernels: false }),
   "Document-Isolation-Policy": "isolate-and-require-corp",
 };
 
@@ -97,7 +101,7 @@ export function securityHeaders(): Plugin {
       // (This runs before Vite's own middlewares: the path is as the browser sent it.)
       const embed = isEmbedPage(req.url, base);
       for (const [key, value] of Object.entries(embed ? embedHeaders : appHeaders)) res.setHeader(key, value);
-      if (dev) res.setHeader("Content-Security-Policy", contentSecurityPolicy({ frameAncestors: embed ? null : "'none'", dev }));
+      if (dev) res.setHeader("Content-Security-Policy", contentSecurityPolicy({ frameAncestors: embed ? null : "'none'", kernels: !embed, dev }));
       next();
     };
   return {

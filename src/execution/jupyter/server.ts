@@ -1,5 +1,6 @@
 import { KernelManager, ServerConnection, SessionManager, type KernelMessage, type Session } from "@jupyterlab/services";
 import type { JupyterConfig } from "../../storage/settings";
+import { kernelSocketAllowed } from "../../host/page-policy";
 
 /** How the Jupyter server is named to the person and the model. */
 export const JUPYTER_LABEL = "the Jupyter server";
@@ -50,6 +51,12 @@ export class JupyterServer {
 
   /** The scope's kernel: the one kept from earlier runs when it is alive, else a new one (`fresh`). */
   async kernel(scope: string): Promise<{ session: Session.ISessionConnection; fresh: boolean; replaced: boolean }> {
+    // The page's policy lets through the WebSocket of the server saved when it was opened only.
+    if (!kernelSocketAllowed(this.config.url)) {
+      throw new JupyterError(
+        `This page can connect only to the Jupyter server that was set when it was opened: reload the page to use the one at ${this.config.url}.`,
+      );
+    }
     const kept = this.kernels.get(scope);
     const alive = (session: Session.ISessionConnection) => !session.isDisposed && session.kernel && session.kernel.status !== "dead";
     if (kept && alive(kept)) return { session: kept, fresh: false, replaced: false };

@@ -19,6 +19,7 @@ import {
   type Settings,
 } from "../../storage/settings";
 import { useSettings } from "./settings-context";
+import { kernelSocketAllowed } from "../../host/page-policy";
 import { LONGEST_DEADLINE_MS } from "../../runtime/session-config";
 
 /** Each number setting's smallest and largest value: a deadline of 0 is none, a limit of 0 would keep no output. */
@@ -110,8 +111,11 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
       const saved = { ...draft, providers, jupyter: { ...draft.jupyter, url: jupyterUrl.ok ? jupyterUrl.url : "" } };
       // A changed model of a provider in use is the one new conversations start with.
       saved.provider = providerSavedLast(opened.current, saved);
-      await save(mergeChanges(opened.current, saved, await loadSettings()));
-      onClose();
+      const merged = mergeChanges(opened.current, saved, await loadSettings());
+      await save(merged);
+      // The page's policy names the server it was opened with: it is opened again for the new one.
+      if (!kernelSocketAllowed(merged.jupyter.url)) location.reload();
+      else onClose();
     } catch (cause) {
       const message = cause instanceof Error ? cause.message : String(cause);
       setError(`Settings could not be saved: ${Object.values(draft.providers).reduce((text, config) => redactKey(text, config.apiKey), message)}`);
@@ -168,6 +172,7 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
         >
           <JupyterFields
             config={draft.jupyter}
+            inMemory={Object.values(draft.providers).some((config) => config.apiKey && !config.rememberKey) || (!!draft.jupyter.token && !draft.jupyter.rememberToken)}
             urlError={baseUrlErrors[JUPYTER_GROUP]}
             onChange={(change) => setDraft({ ...draft, jupyter: { ...draft.jupyter, ...change } })}
           />
@@ -243,7 +248,18 @@ export function SettingsDialog({ open, onClose }: { open: boolean; onClose: () =
 }
 
 /** The Jupyter server's URL and token (see docs/jupyter.md). */
-function JupyterFields({ config, urlError, onChange }: { config: JupyterConfig; urlError?: string; onChange: (change: Partial<JupyterConfig>) => void }) {
+function JupyterFields({
+  config,
+  urlError,
+  inMemory,
+  onChange,
+}: {
+  config: JupyterConfig;
+  urlError?: string;
+  /** A key or the token is kept in this tab's memory only (a reload forgets it). */
+  inMemory: boolean;
+  onChange: (change: Partial<JupyterConfig>) => void;
+}) {
   return (
     <>
       <label>
@@ -273,6 +289,12 @@ function JupyterFields({ config, urlError, onChange }: { config: JupyterConfig; 
         Don't remember this key (keep it in this tab's memory only)
       </label>
       <p className="hint">Code runs there when the browser cannot run it (or always, with the Backend setting). The token is sent only to this server.</p>
+      {!kernelSocketAllowed(config.url) && (
+        <p className="hint">
+          Saving reloads the page: a page can connect only to the Jupyter server that was set when it was opened.
+          {inMemory && " Keys and tokens kept in this tab's memory only will have to be entered again."}
+        </p>
+      )}
     </>
   );
 }
