@@ -2,7 +2,7 @@ import { type Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import type { Reply } from "./fake-anthropic/server";
 import { answered, messages, openChat, requests, script, sendMessage, uniqueKey } from "./support/chat";
-import { cell, openPlayground, output, run, setCode, startRun } from "./support/playground";
+import { cell, openPlayground, output, run, startRun } from "./support/playground";
 import { saveSettings } from "./support/settings";
 import { startJupyter, type JupyterFixture } from "./support/jupyter";
 import { readdir, readFile } from "node:fs/promises";
@@ -143,32 +143,6 @@ test("Playground: Run on Jupyter server, the server as the notebook's kernel, in
   await expect(page.getByRole("status")).toContainText("Python ready", { timeout: 90_000 });
   await run(page, "remembered");
   await expect(output(page)).toContainText("NameError", { timeout: 60_000 });
-});
-
-test("a hostile server's outputs get the same rules: a script in HTML does not run, a remote image does not load, a flood is cut", async ({ page }) => {
-  await openPlayground(page);
-  await saveSettings(page, server());
-  await page.getByLabel("Kernel").selectOption("jupyter");
-  const remote = `${jupyter.url}/kiln-remote-image.png`;
-  await setCode(
-    page,
-    [
-      "from IPython.display import HTML, display",
-      `display(HTML('<p>hostile</p><script>parent.document.title = "pwned"</script><img src="${remote}">'))`,
-      "print('x' * 3_000_000)",
-    ].join("\n"),
-  );
-  await cell(page).getByRole("button", { name: "Run cell" }).click();
-  await expect(output(page)).toContainText("Output truncated", { timeout: 60_000 });
-  await expect(output(page).getByRole("note")).toContainText("Ran on the Jupyter server");
-  // The payload is really in what the server sent.
-  await expect(output(page).locator("iframe")).toBeVisible();
-  await page.waitForTimeout(2000);
-  expect(await page.title()).not.toBe("pwned");
-  expect(jupyter.log()).not.toContain("kiln-remote-image");
-  // The same image address, fetched by this test and not by the page, reaches the server's log: the check above could fail.
-  await fetch(remote).catch(() => undefined);
-  await expect.poll(() => jupyter.log(), { timeout: 10_000 }).toContain("kiln-remote-image");
 });
 
 test("the chat's Restart restarts the conversation's kernel on the server: a variable set there is gone", async ({ page }) => {
