@@ -19,7 +19,9 @@ import {
   type CanaryHit,
 } from "./support/attacks";
 import { expect, messagesOf, openHost, runInWidget, test, waitForReady, widgetQuery } from "./support/embed-host";
-import { openPlayground, output, run } from "./support/playground";
+import { cell, openPlayground, output, run, setCode } from "./support/playground";
+import { saveSettings } from "./support/settings";
+import { startJupyter, type JupyterFixture } from "./support/jupyter";
 
 let canary: Awaited<ReturnType<typeof startCanary>>;
 test.beforeAll(async () => {
@@ -263,4 +265,75 @@ test("embed.html opened on its own runs nothing by itself; run by the person, th
   expectAttackFailed(parseReport(await output(popup).innerText()), { network: true });
   await expectKeyKept(popup, key, requests);
   await expectKeyKept(page, key, requests);
+});
+
+test.describe("a hostile Jupyter server", () => {
+  // The server runs what it is sent: here it sends back what a hostile server would, through the real kernel protocol.
+  let jupyter: JupyterFixture;
+  test.beforeAll(async ({ browserName }, info) => {
+    void browserName;
+    jupyter = await startJupyter(new URL(info.project.use.baseURL!).origin);
+  });
+  test.afterAll(async () => jupyter?.stop());
+
+  /** The Playground, its notebook's kernel on the server; and the text of every WebSocket frame the page receives. */
+  async function onServer(page: Page): Promise<string[]> {
+    const frames: string[] = [];
+    page.on("websocket", (socket) => socket.on("framereceived", (frame) => frames.push(String(frame.payload))));
+    await openPlayground(page);
+    await saveSettings(page, { "Jupyter server › Server URL": jupyter.url, "Jupyter server › Token": jupyter.token });
+    await page.getByLabel("Kernel").selectOption("jupyter");
+    return frames;
+  }
+
+  test("its flood of text and of outputs is cut, with the Output truncated notices", async ({ page }) => {
+    await onServer(page);
+    await setCode(page, "from IPython.display import display\nprint('x' * 3_000_000)\nfor i in range(1100): display(i)");
+    await cell(page).getByRole("button", { name: "Run cell" }).click();
+    await expect(output(page)).toContainText("Output truncated: this run printed more than", { timeout: 90_000 });
+    await expect(output(page)).toContainText("Output truncated: this run showed more than 1000 outputs", { timeout: 90_000 });
+    await expect(output(page).getByRole("note")).toContainText("Ran on the Jupyter server");
+    // What is shown is within the cap: the 3 MB line is not.
+    expect((await output(page).textContent())!.length).toBeLessThan(2_000_000);
+  });
+
+  test("a script in its HTML reaches the page and does not run; remote images reach it and are not fetched", async ({ page }) => {
+    const frames = await onServer(page);
+    const script = `document.body.dataset.kilnRan=1; parent.document.title = "pwned"; fetch("${canary.url}/net?from=jupyter-html-script")`;
+    const html = `<p id="shown">hostile html</p><script>${script}</script><img src="${canary.url}/img?from=jupyter-html-image">`;
+    await setCode(
+      page,
+      [
+        "from IPython.display import HTML, Markdown, display",
+        `display(HTML('''${html}'''))`,
+        `display(Markdown('![tracker](${canary.url}/img?from=jupyter-md-image)'))`,
+        "print('OUTPUT-SHOWN')",
+      ].join("\n"),
+    );
+    await cell(page).getByRole("button", { name: "Run cell" }).click();
+    await expect(output(page)).toContainText("OUTPUT-SHOWN", { timeout: 90_000 });
+    await expect(output(page).getByRole("note")).toContainText("Ran on the Jupyter server");
+    // The payload reached the page: it is in the kernel's messages, and the HTML is shown.
+    expect(frames.some((frame) => frame.includes("<script>document.body.dataset.kilnRan=1;"))).toBe(true);
+    expect(frames.some((frame) => frame.includes("<img src=") && frame.includes(`${canary.url}/img?from=jupyter-html-image`))).toBe(true);
+    const shown = page.frameLocator('iframe[title="HTML output"]');
+    await expect(shown.locator("#shown")).toHaveText("hostile html");
+    // The Markdown image is a link the person may follow, never fetched on its own.
+    await expect(output(page).getByRole("link", { name: "tracker" })).toHaveAttribute("href", `${canary.url}/img?from=jupyter-md-image`);
+
+    // It did not run, and nothing was fetched.
+    await outputLoaded(page);
+    await expect(shown.locator("body")).not.toHaveAttribute("data-kiln-ran");
+    expect(await page.title()).not.toBe("pwned");
+    expect(canary.hits.filter((hit) => hit.url.includes("from=jupyter-"))).toEqual([]);
+
+    // The same HTML in a page without Kiln's defences runs its script and fetches its image: the checks above could fail.
+    const bare = await page.context().newPage();
+    await bare.setContent(html);
+    await expect(bare.locator("body")).toHaveAttribute("data-kiln-ran", "1");
+    await expect
+      .poll(() => canary.hits.filter((hit) => hit.url.includes("from=jupyter-html-")).map((hit) => hit.url).sort())
+      .toEqual(["/img?from=jupyter-html-image", "/net?from=jupyter-html-script"]);
+    await bare.close();
+  });
 });

@@ -13,7 +13,10 @@ export interface JupyterFixture {
   root: string;
   /** What the server logged, for a test to show what reached it. */
   log(): string;
-  stop(): Promise<void>;
+  /** A GET of the server's REST API (`api/sessions`, `api/kernels`) with the token: its JSON. */
+  api<T>(path: string): Promise<T>;
+  /** Stop the server (`abruptly`: killed at once, as a crash or a lost network would leave it: nothing more is sent). */
+  stop(options?: { abruptly?: boolean }): Promise<void>;
 }
 
 /** Start `jupyter server` on a free port, with a random token, allowing `origin`, in a temporary root; wait until it answers. */
@@ -61,9 +64,14 @@ export async function startJupyter(origin: string): Promise<JupyterFixture> {
     token,
     root,
     log: () => log,
-    stop: async () => {
+    api: async <T>(path: string) => {
+      const response = await fetch(`${url}/${path}`, { headers: { Authorization: `token ${token}` } });
+      if (!response.ok) throw new Error(`GET ${path}: HTTP ${response.status}`);
+      return (await response.json()) as T;
+    },
+    stop: async ({ abruptly = false } = {}) => {
       if (child.exitCode === null) {
-        child.kill("SIGTERM");
+        child.kill(abruptly ? "SIGKILL" : "SIGTERM");
         const killed = setTimeout(() => child.kill("SIGKILL"), 10_000);
         await exited;
         clearTimeout(killed);

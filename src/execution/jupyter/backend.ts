@@ -1,4 +1,4 @@
-import { KernelMessage } from "@jupyterlab/services";
+import { KernelMessage, ServerConnection } from "@jupyterlab/services";
 import type { MimeBundle, PythonError, WorkerEvent } from "../../../workers/python-api";
 import type { JupyterConfig } from "../../storage/settings";
 import type { BackendRun, ExecutionBackend, RunOutcome } from "../backend";
@@ -38,6 +38,27 @@ const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 function kernelError(content: { ename: string; evalue: string; traceback: string[] }): PythonError {
   return { ename: String(content.ename), evalue: String(content.evalue), traceback: content.traceback.map((line) => String(line).replace(ANSI, "")).join("\n") };
 }
+
+/** Why `input()` fails in chat, in the words of the browser's own runs there. */
+export const NO_INPUT = "input() is not available here: nobody can answer. Pass the value in the code instead.";
+/** The reply that makes the kernel's `input()` raise `EOFError` (ipykernel reads it as end of input). */
+const END_OF_INPUT = "\u0004";
+
+/** The kernel's bare `EOFError` from an `input()` nobody could answer, given the sentence that says why. */
+function explainRefusedInput(error: PythonError): PythonError {
+  if (error.ename !== "EOFError" || error.evalue) return error;
+  const lines = error.traceback.split("\n");
+  if (/^EOFError:?\s*$/.test(lines.at(-1) ?? "")) lines.pop();
+  return { ...error, evalue: NO_INPUT, traceback: [...lines, `EOFError: ${NO_INPUT}`].join("\n") };
+}
+
+/** How a run ended when its kernel or its connection went away. */
+const KERNEL_DIED =
+  "The Jupyter kernel died during the run (it ran out of memory, crashed or exited, or was shut down). The next run uses a new kernel: its variables are gone.";
+const connectionLost = (url: string) =>
+  `The connection to ${JUPYTER_LABEL} at ${url} was lost during the run: the server stopped answering. The next run connects again (and starts a new kernel if this one is gone).`;
+/** While the kernel's connection is being made again during a run: how often Kiln asks the server whether it is still there. */
+const PROBE_INTERVAL_MS = 2_000;
 
 /** The person's Jupyter server as the execution backend of one scope (`chat:<id>`, `notebook:<id>`). */
 export function jupyterBackend(
@@ -127,24 +148,28 @@ async function runOnServer(
       case "execute_result":
         value = bundle((content.data ?? {}) as Record<string, unknown>);
         break;
-      case "error":
-        error = kernelError(content as { ename: string; evalue: string; traceback: string[] });
+      case "error": {
+        const raised = kernelError(content as { ename: string; evalue: string; traceback: string[] });
+        error = inputRefused ? explainRefusedInput(raised) : raised;
         break;
+      }
       case "clear_output":
         if (content.wait) clearWaiting = true;
         else run.onEvent({ type: "clear-output" });
         break;
     }
   };
+  /** An `input()` in chat got end of input: the `EOFError` it raises says why. */
+  let inputRefused = false;
   future.onStdin = (message) => {
     if (!KernelMessage.isInputRequestMsg(message)) return;
     const { prompt, password } = message.content;
     // No answer (the prompt was dismissed) is an empty line.
     const reply = (text: string | null) => future.sendInputReply({ status: "ok", value: text ?? "" }, message.header);
     if (!allowInput) {
-      // In chat nobody answers: the kernel gets an empty line at once, and the model is told why.
-      notes.push("input() was called on the Jupyter server, but nobody answers it in chat: it got an empty line.");
-      reply("");
+      // In chat nobody answers: as in the browser, input() raises EOFError at once.
+      inputRefused = true;
+      future.sendInputReply({ status: "ok", value: END_OF_INPUT }, message.header);
       return;
     }
     pendingInput.set(scope, reply);
@@ -160,15 +185,32 @@ async function runOnServer(
   const onAbort = () => interrupt();
   run.signal.addEventListener("abort", onAbort);
   const deadline = run.deadlineMs > 0 ? setTimeout(() => ((timedOut = true), interrupt()), run.deadlineMs) : undefined;
-  // A kernel that dies, or a server that goes away, ends the run in words.
-  const gone = new Promise<string>((resolve) => {
-    const onStatus = () => {
-      if (kernel.status === "dead") resolve("The Jupyter kernel died during the run (out of memory, or it was shut down). The next run starts a new kernel: its variables are gone.");
+  // A kernel that dies (the server restarts it, or gives up), or a server that goes away, ends the run in words.
+  let settled = false;
+  let probing = false;
+  let onStatus = (): void => undefined;
+  let onConnection = (): void => undefined;
+  const gone = new Promise<"died" | "removed" | "lost">((resolve) => {
+    onStatus = () => {
+      if (kernel.status === "dead" || kernel.status === "autorestarting") resolve("died");
+    };
+    // The client tries to connect again for minutes: meanwhile, ask the server whether it (and the kernel) is still there.
+    onConnection = () => {
+      if (probing) return;
+      probing = true;
+      void (async () => {
+        while (!settled && kernel.connectionStatus !== "connected") {
+          if (kernel.connectionStatus === "disconnected") return resolve("lost");
+          const answer = await server.request(`api/kernels/${kernel.id}`).then(
+            () => "there" as const,
+            (cause: unknown) => (cause instanceof ServerConnection.ResponseError && cause.response.status === 404 ? ("removed" as const) : ("lost" as const)),
+          );
+          if (answer !== "there") return resolve(answer);
+          await new Promise((wait) => setTimeout(wait, PROBE_INTERVAL_MS));
+        }
+      })().finally(() => (probing = false));
     };
     kernel.statusChanged.connect(onStatus);
-    const onConnection = () => {
-      if (kernel.connectionStatus === "disconnected") resolve(`The connection to ${JUPYTER_LABEL} at ${server.config.url} was lost. The next run starts a new kernel.`);
-    };
     kernel.connectionStatusChanged.connect(onConnection);
   });
   const graceOver = new Promise<"grace">((resolve) => {
@@ -177,12 +219,13 @@ async function runOnServer(
     run.signal.addEventListener("abort", wait);
     if (deadline) setTimeout(wait, run.deadlineMs);
   });
-  let ended: KernelMessage.IExecuteReplyMsg | string | "grace";
+  let ended: KernelMessage.IExecuteReplyMsg | "died" | "removed" | "lost" | "grace" | { failed: unknown };
   try {
-    ended = await Promise.race([future.done, gone, graceOver]);
-  } catch (cause) {
-    ended = describeJupyterFailure(cause, server.config);
+    ended = await Promise.race([future.done.catch((failed: unknown) => ({ failed })), gone, graceOver]);
   } finally {
+    settled = true;
+    kernel.statusChanged.disconnect(onStatus);
+    kernel.connectionStatusChanged.disconnect(onConnection);
     clearTimeout(deadline);
     run.signal.removeEventListener("abort", onAbort);
     pendingInput.delete(scope);
@@ -191,9 +234,17 @@ async function runOnServer(
     notes.push(`Kiln stopped waiting for ${JUPYTER_LABEL}: the kernel did not stop when interrupted, and the code may still be running there.`);
     return finish({ status: timedOut ? "timeout" : "interrupted" });
   }
-  if (typeof ended === "string") {
+  if (typeof ended === "string" || "failed" in ended) {
     if (!future.isDisposed) future.dispose();
-    return fail(ended);
+    // Stopped, then restarted (the Playground's Restart): the run was interrupted.
+    if (stopped && !timedOut) return finish({ status: "interrupted" });
+    if (ended === "lost" || ended === "removed" || ended === "died") {
+      // The connection is let go: the next run finds the scope's kernel on the server again (one the server restarted), or starts one.
+      server.forget(scope);
+      if (ended === "died") await server.restarted(kernel.id);
+      return fail(ended === "lost" ? connectionLost(server.config.url) : KERNEL_DIED);
+    }
+    return fail(describeJupyterFailure(ended.failed, server.config));
   }
   try {
     const brought = await bringBack(server, folder, before, run.session);
@@ -202,6 +253,8 @@ async function runOnServer(
     notes.push(`Files the run wrote on the server could not be brought back: ${describeJupyterFailure(cause, server.config)}`);
   }
   if (stopped) return finish({ status: timedOut ? "timeout" : "interrupted", ...(error && error.ename !== "KeyboardInterrupt" && { error }) });
+  // A server that shuts down interrupts its kernels first.
+  if (error?.ename === "KeyboardInterrupt") notes.push(`The run was interrupted on ${JUPYTER_LABEL}, not by Kiln: the server may be shutting down, or its kernel was interrupted there.`);
   if (error) return finish({ status: "error", error, ...(value && { value }) });
   if (ended.content.status === "error") return fail(`${JUPYTER_LABEL} could not run the code.`);
   return finish({ status: "ok", ...(value && { value }) });

@@ -107,9 +107,53 @@ export class JupyterServer {
     return this.modulesAsked;
   }
 
-  /** Restart the scope's kernel, if it has one: its variables are gone. */
+  /**
+   * Restart the scope's kernel, if it has one (kept by this page, or found on the server after a
+   * reload): its variables are gone.
+   */
   async restart(scope: string): Promise<void> {
-    await this.kernels.get(scope)?.kernel?.restart();
+    const kernel = this.kernels.get(scope)?.kernel;
+    if (kernel && kernel.status !== "dead") return kernel.restart();
+    const found = await this.sessions.findByPath(`${scopeFolder(scope)}/kiln.ipynb`);
+    if (found?.kernel) await this.request(`api/kernels/${found.kernel.id}/restart`, { method: "POST" });
+  }
+
+  /**
+   * Wait (at most `limitMs`) until the server says the kernel has started again after it died: it
+   * answers once it is up, so a run sent to it then is not lost on a kernel still starting.
+   */
+  async restarted(kernelId: string, limitMs = 30_000): Promise<void> {
+    const until = Date.now() + limitMs;
+    while (Date.now() < until) {
+      const state = await this.request(`api/kernels/${kernelId}`).then(
+        async (response) => ((await response.json()) as { execution_state?: string }).execution_state,
+        () => "gone",
+      );
+      if (state === "idle" || state === "busy" || state === "gone") return;
+      await new Promise((wait) => setTimeout(wait, 500));
+    }
+  }
+
+  /**
+   * Let go of the scope's kernel connection (its kernel died, or the connection was lost): the next
+   * run connects afresh to the kernel the server restarted, or starts one.
+   */
+  forget(scope: string): void {
+    const kept = this.kernels.get(scope);
+    this.kernels.delete(scope);
+    const kernel = kept?.kernel;
+    if (!kept || !kernel) return kept?.dispose();
+    // A connection connecting again (after the server restarted its kernel) is let go once it has: disposed
+    // meanwhile, the client's own reconnection would fail where nothing catches it.
+    const letGo = () => {
+      if (kernel.connectionStatus === "connecting") return;
+      kernel.connectionStatusChanged.disconnect(letGo);
+      kept.dispose();
+    };
+    setTimeout(() => {
+      kernel.connectionStatusChanged.connect(letGo);
+      letGo();
+    });
   }
 
   /** Interrupt what the scope's kernel runs. */

@@ -52,7 +52,7 @@ interface Props {
 export function ConversationView({ conversation, settings, onChange, onOpenSettings, conversationsButton }: Props) {
   const filesDrawer = useDrawer("Files", 1100, "end");
   const { save: saveSettings } = useSettings();
-  const { session, messages, loaded, busy, notice, elsewhere, takeOver, takingOver, send, retry, stop } = useConversation(
+  const { session, messages, loaded, busy, notice, elsewhere, takeOver, takingOver, send, retry, stop, restart } = useConversation(
     conversation.id,
     conversation.pythonNetwork === true,
     conversation.model,
@@ -155,6 +155,14 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               />
               Let Python use the network
             </label>
+            <button
+              type="button"
+              title="A fresh Python for this conversation (and a restart of its Jupyter kernel): every variable is gone"
+              disabled={busy || elsewhere || !loaded}
+              onClick={() => void restart()}
+            >
+              Restart
+            </button>
             <span className="exports">
               <button type="button" onClick={() => download(`${fileBase}.md`, toMarkdown(conversation, messages, exportCleaner), "text/markdown")}>
                 Export Markdown

@@ -3,7 +3,7 @@ import { runTurn } from "../../chat/agent";
 import { NEW_TITLE, type ChatMessage, type Conversation, type ModelRef, type Usage } from "../../model/conversation";
 import { runCode } from "../../execution/run-code";
 import { jupyterBackend } from "../../execution/jupyter/backend";
-import { jupyterServer } from "../../execution/jupyter/server";
+import { describeJupyterFailure, jupyterServer } from "../../execution/jupyter/server";
 import { chosenModel, createProvider, noSandboxReason, sandboxChoice } from "../../providers";
 import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
@@ -88,6 +88,8 @@ export interface ConversationView {
   send: (text: string) => Promise<boolean>;
   retry: () => Promise<void>;
   stop: () => void;
+  /** A fresh interpreter for this conversation, and a restart of its kernel on the Jupyter server: every variable is gone. */
+  restart: () => Promise<void>;
 }
 
 const STREAM_SAVE_INTERVAL_MS = 250;
@@ -314,6 +316,22 @@ export function useConversation(
   // One Stop: it ends the answer being streamed and, through the run's owner, the Python run, wherever it runs.
   const stop = useCallback(() => answering.get(id)?.controller.abort(), [id]);
 
+  const restart = useCallback(async () => {
+    if (answering.has(id) || !isHere()) return;
+    setNotice("Restarting Python…");
+    // The conversation's kernel on the Jupyter server restarts too, if it has one.
+    const server = jupyterServer(settings.jupyter);
+    const kernel = server?.restart(scope).then(
+      () => "",
+      (cause: unknown) => describeJupyterFailure(cause, settings.jupyter),
+    );
+    await session.restart();
+    // The variables saved before are not brought back after a reload.
+    saveVariables(id, session.savedState);
+    const failed = await kernel;
+    setNotice(failed ? `Python restarted, but the Jupyter kernel could not be restarted: ${failed}` : "Python restarted: its variables are gone.");
+  }, [id, isHere, scope, session, settings.jupyter]);
+
   const elsewhere = hold === "elsewhere" || hold === "taking";
-  return { session, messages, loaded, busy, notice: unreadable || notice, elsewhere, takeOver, takingOver: hold === "taking", send, retry, stop };
+  return { session, messages, loaded, busy, notice: unreadable || notice, elsewhere, takeOver, takingOver: hold === "taking", send, retry, stop, restart };
 }
