@@ -2,6 +2,7 @@ import type { FrameLocator, Page, Worker } from "@playwright/test";
 import { expect, test as base } from "./support/test";
 import { serveCellPages, type CellPages } from "./support/cell-pages";
 import { KILN_ORIGIN } from "./support/host-pages";
+import { inSnapshotStore } from "./support/snapshot-seed";
 import { cellFragment, parseCellFragment } from "../src/embed/cell-config";
 
 // Playwright reads a fixture's dependencies from its first parameter: here, none.
@@ -146,7 +147,7 @@ ${pre("print('never run')")}`);
   await run(page, 1);
   await expect(output(page, 1)).toHaveText("");
   expect(pyodideFiles.some((url) => url.includes("pyodide.asm.wasm"))).toBe(true);
-  // The session's interpreter, its warm spare (loaded on the first run, to take over after a hard stop), and
+  // The session's interpreter, its warm spare (loaded once the first run has ended, to take over after a hard stop), and
   // the worker after the spare with only its code loaded (no Python): three threads, none for the other cells.
   const settled = async (count: number) => {
     await expect.poll(() => workers.alive.size, { timeout: 90_000 }).toBe(count);
@@ -161,6 +162,39 @@ ${pre("print('never run')")}`);
   await run(page, 3);
   await settled(6);
   expect(workers.started.length).toBe(6);
+});
+
+test.describe("a first visit", () => {
+  // No start-up snapshot stored before the page opens.
+  test.use({ repeatVisit: false });
+
+  test("the first run's output comes from a normal boot that makes no snapshot; the spare makes it afterwards, and the next visit starts from it", async ({
+    page,
+    cellPages,
+  }) => {
+    const path = cellPages.add(`${pre("print('first')")}\n${pre("print('second')")}`);
+    // Kiln's own site: its frames keep the snapshot in their storage.
+    await page.goto(cellPages.sameSite + path);
+    const frame = async () => (await page.locator('iframe[title="Python cell 1"]').elementHandle())!.contentFrame();
+    const stored = async () => inSnapshotStore((await frame())!, async (store) => (await store.entries()).length);
+    await run(page, 1);
+    await expect(output(page, 1)).toHaveText("first");
+    await expect(cell(page, 1).getByRole("status")).toHaveAttribute("data-boot", "fresh");
+    // When the output is there, no snapshot is stored (making one takes a worker's whole boot).
+    expect(await stored()).toBe(0);
+    // Then the spare starts, boots, and its snapshot is stored.
+    await expect.poll(stored, { timeout: 90_000 }).toBe(1);
+    // The spare made it: a Restart takes the spare, which booted normally instead of restoring.
+    await page.evaluate(() => document.querySelector<HTMLIFrameElement>('iframe[title="Python cell 1"]')!.contentWindow!.postMessage({ kiln: 1, type: "restart" }, "*"));
+    const readies = async () => (await received(page)).filter(({ frame, data }) => frame === 0 && data.type === "ready").length;
+    await expect.poll(readies, { timeout: 90_000 }).toBe(2);
+    await expect(cell(page, 1).getByRole("status")).toHaveAttribute("data-boot", "fresh");
+
+    await page.reload();
+    await run(page, 2);
+    await expect(output(page, 2)).toHaveText("second");
+    await expect(cell(page, 2).getByRole("status")).toHaveAttribute("data-boot", "snapshot");
+  });
 });
 
 test("setup runs hidden before the session's first run; a check says Passed or the AssertionError's message; hints and solutions", async ({

@@ -60,29 +60,51 @@ function turnCellsIntoWidgets(): void {
     handled.add(pre);
     waiting.push({ pre, check: checks.get(pre) ?? "", fontSizePx: parseFloat(getComputedStyle(pre.parentElement ?? pre).fontSize) });
   }
-  if (waiting.length && !making) {
-    making = true;
-    makeWaitingCells();
-  }
+  makeNextSoon();
 }
 
 /** Cells found but not made yet, in page order. */
 const waiting: { pre: HTMLElement; check: string; fontSizePx: number }[] = [];
-let making = false;
-/** Frames are made for this long at most in one task of the host page, then the page gets its turn (a frame costs milliseconds). */
-const SLICE_MS = 15;
+/**
+ * Frames are made one per task of the host page, and at most this many load at once: a frame
+ * costs the host little of its own, but twenty loading side by side take the machine's cores
+ * from the host page, whose every task then lasts longer.
+ */
+const MAX_LOADING = 2;
+/** A frame that has not loaded after this long no longer holds the next one back. */
+const LOAD_WAIT_MS = 5000;
+let loading = 0;
+let scheduled = false;
 
-function makeWaitingCells(): void {
-  const started = performance.now();
-  while (waiting.length && performance.now() - started < SLICE_MS) {
-    const { pre, check, fontSizePx } = waiting.shift()!;
-    if (pre.isConnected) makeCell(pre, check, fontSizePx);
-  }
-  if (waiting.length) setTimeout(makeWaitingCells, 0);
-  else making = false;
+function makeNextSoon(): void {
+  if (scheduled || loading >= MAX_LOADING || !waiting.length) return;
+  scheduled = true;
+  setTimeout(makeNext, 0);
 }
 
-function makeCell(pre: HTMLElement, check: string, fontSizePx: number): void {
+function makeNext(): void {
+  scheduled = false;
+  let next = waiting.shift();
+  while (next && !next.pre.isConnected) next = waiting.shift();
+  if (next) {
+    const frame = makeCell(next.pre, next.check, next.fontSizePx);
+    loading += 1;
+    let done = false;
+    const loaded = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      frame.removeEventListener("load", loaded);
+      loading -= 1;
+      makeNextSoon();
+    };
+    const timer = setTimeout(loaded, LOAD_WAIT_MS);
+    frame.addEventListener("load", loaded);
+  }
+  makeNextSoon();
+}
+
+function makeCell(pre: HTMLElement, check: string, fontSizePx: number): HTMLIFrameElement {
   const session = sessionOf(pre);
   const lead = !tokens.has(session);
   if (lead) tokens.set(session, newSessionToken());
@@ -116,6 +138,7 @@ function makeCell(pre: HTMLElement, check: string, fontSizePx: number): void {
   frame.src = KILN.href + cellFragment(config);
   pre.after(frame);
   if (frame.contentWindow) frames.set(frame.contentWindow, { frame, pre, shown: false });
+  return frame;
 }
 
 /** A frame's height, from its own `resize` messages only; its first one shows it in place of its `<pre>`. */

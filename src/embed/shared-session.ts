@@ -101,10 +101,10 @@ export class SessionHost implements SessionClient {
     return () => this.listeners.delete(listener);
   }
 
-  /** The interpreter, started now if it was not yet. */
-  start(): PythonSession {
+  /** The interpreter, started now if it was not yet (`forRun`: for a run that waits for it). */
+  start(forRun = false): PythonSession {
     if (this.session) return this.session;
-    const session = new PythonSession(this.config);
+    const session = new PythonSession(this.config, { runWaits: forRun });
     session.setWorkerSetup(async (api) => {
       for (const [path, data] of this.files) await api.writeFile(path, data);
     });
@@ -198,7 +198,7 @@ export class SessionHost implements SessionClient {
   }
 
   private async execute({ code, check, timeoutMs }: RunRequest, { signal, onEvent }: RunCallbacks): Promise<SharedRunResult> {
-    const session = this.start();
+    const session = this.start(true);
     const deadline = timeoutMs !== undefined ? { timeoutMs } : {};
     if (this.setup && !this.setupDone) {
       // Hidden: only a failure is shown, in the cell whose run it held up.

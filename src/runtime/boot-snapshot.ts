@@ -1,7 +1,10 @@
 /**
  * Python starts from a memory snapshot of a booted interpreter. The first worker on a page
  * with no snapshot boots Pyodide normally, imports Kiln's package, and sends back a snapshot
- * of its heap (before it runs anything else, so nobody's code is in it); the page keeps it in
+ * of its heap (before it runs anything else, so nobody's code is in it), unless a run is
+ * waiting for that worker: making the snapshot would hold the run's output up, so that
+ * worker only boots, and a later one (its session's spare, started once the run has ended)
+ * makes it. The page keeps it in
  * IndexedDB (the worker's opaque origin has no storage; see snapshot-store.ts), keyed by the
  * exact Pyodide build and Kiln's version, and every later start (page loads, warm spares,
  * Restart, widgets) restores it. A snapshot that is unreadable, fails its checksum, or that the
@@ -38,6 +41,8 @@ interface Stored {
   noStorage?: boolean;
 }
 
+/** Restores that failed in workers that made no snapshot to replace it: counted with the next snapshot stored. */
+let failedSinceStored = 0;
 /** One read of the stored snapshot per page (and per store), shared by every worker. */
 let stored: Promise<Stored> | undefined;
 /** A store in progress: reads wait for it, so a spare started meanwhile gets the new one. */
@@ -82,26 +87,26 @@ const WAIT_FOR_SNAPSHOT_MS = 30_000;
 /**
  * With no snapshot stored, one page of the site makes it and the others wait for it: the
  * widgets of one page all start together, and one normal boot then nine restores costs far
- * less than ten normal boots side by side. Resolves true for the page that makes it.
+ * less than ten normal boots side by side. A worker that may not make it (`mayMake` false)
+ * still waits for another page's. Resolves true when this page waited for another page.
  */
-async function makeOrWait(key: string): Promise<boolean> {
+async function waitForMaker(key: string, mayMake: boolean): Promise<boolean> {
   const locks = typeof navigator !== "undefined" ? navigator.locks : undefined;
-  if (!locks || release) return !release;
+  if (!locks || release) return false;
   const name = `kiln-python-snapshot ${key}`;
-  const maker = await new Promise<boolean>((resolve) => {
+  const free = await new Promise<boolean>((resolve) => {
     locks
       .request(name, { ifAvailable: true }, (lock) => {
         resolve(Boolean(lock));
         // Held until this page's snapshot is stored, or its worker could not make one.
-        return lock ? new Promise<void>((done) => (release = done)) : undefined;
+        return lock && mayMake ? new Promise<void>((done) => (release = done)) : undefined;
       })
       .catch(() => resolve(true));
   });
-  if (!maker) {
-    const waited = locks.request(name, () => undefined).catch(() => undefined);
-    await Promise.race([waited, new Promise((resolve) => setTimeout(resolve, WAIT_FOR_SNAPSHOT_MS))]);
-  }
-  return maker;
+  if (free) return false;
+  const waited = locks.request(name, () => undefined).catch(() => undefined);
+  await Promise.race([waited, new Promise((resolve) => setTimeout(resolve, WAIT_FOR_SNAPSHOT_MS))]);
+  return true;
 }
 
 /** This page is done making the snapshot (stored, or its worker could not start): other pages go on. */
@@ -118,22 +123,24 @@ export function abandonOffer(offer: SnapshotOffer): void {
 
 /**
  * What the next worker of this page starts from; `starting` is that worker's start (a page
- * without storage takes until then to agree with its peers). Never rejects.
+ * without storage takes until then to agree with its peers). With `mayMake` false (a run is
+ * waiting for this worker) it restores a snapshot there is, or one another page is making,
+ * but never makes one. Never rejects.
  */
-export async function offerSnapshot(workerUrl: string, starting: Promise<unknown>): Promise<SnapshotOffer> {
+export async function offerSnapshot(workerUrl: string, starting: Promise<unknown>, mayMake = true): Promise<SnapshotOffer> {
   const key = snapshotKey(workerUrl);
   if (!key) return { makeSnapshot: false, failures: 0 };
   stored ??= readStored(key);
   const found = await stored;
-  if (found.noStorage) return offerFromPeers(key, starting);
+  if (found.noStorage) return offerFromPeers(key, starting, mayMake);
   let { snapshot, failures } = found;
-  if (!snapshot && failures < MAX_FAILED_RESTORES && !(await makeOrWait(key))) {
+  if (!snapshot && failures < MAX_FAILED_RESTORES && (await waitForMaker(key, mayMake))) {
     // Another page made it meanwhile (or gave up): read again.
     stored = readStored(key);
     ({ snapshot, failures } = await stored);
   }
   // A worker whose restore fails boots normally and makes a new snapshot, until too many failed.
-  return { makeSnapshot: failures < MAX_FAILED_RESTORES, failures, ...(snapshot ? { snapshot } : {}) };
+  return { makeSnapshot: mayMake && failures < MAX_FAILED_RESTORES, failures, ...(snapshot ? { snapshot } : {}) };
 }
 
 /**
@@ -156,9 +163,14 @@ export function settleBoot(workerUrl: string, offer: SnapshotOffer, info: Runtim
   }
   if (key && snapshot && snapshot.data.size <= MAX_SNAPSHOT_BYTES) {
     // A stored snapshot that could not be restored counts against this build; the new one replaces it.
-    const failures = info.boot === "fallback" ? offer.failures + 1 : 0;
+    const failures = info.boot === "fallback" ? offer.failures + 1 : failedSinceStored;
+    failedSinceStored = 0;
     storing = storing.then(() => keep(key, snapshot, failures));
     stored = undefined;
+  } else if (key && info.boot === "fallback") {
+    // No new snapshot from this worker: this page's next workers boot normally (the next that may make one does).
+    failedSinceStored = offer.failures + 1;
+    stored = Promise.resolve({ failures: failedSinceStored });
   }
   void storing.then(releaseSnapshotHold);
   return rest;

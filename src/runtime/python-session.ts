@@ -25,6 +25,8 @@ import { watchCall } from "./call-watch";
 
 /** After a replacement, the next spare waits this long, so the restore and the next run go first. */
 const SPARE_AFTER_RECOVERY_MS = 250;
+/** A session that keeps no spare until its first run starts it this long after that run has ended. */
+const SPARE_AFTER_RUN_MS = 250;
 /** Workers lost in a row (crashes with no good run between) before the saved state is given up. */
 const MAX_LOSSES_BEFORE_RESET = 2;
 /**
@@ -104,8 +106,16 @@ export class PythonSession {
   /** Each worker's start-up, setup included. */
   private readonly prepared = new WeakMap<WorkerHandle, Promise<RuntimeInfo>>();
 
-  constructor(private config: SessionConfig) {
-    this.current = this.adopt(takeWorker(config), "Loading Python…");
+  /**
+   * `runWaits`: the session starts because a run is waiting for it. Its first worker then makes
+   * no start-up snapshot, which would hold that run's output up: the spare, started once the run
+   * has ended, makes it (see boot-snapshot.ts).
+   */
+  constructor(
+    private config: SessionConfig,
+    { runWaits = false }: { runWaits?: boolean } = {},
+  ) {
+    this.current = this.adopt(takeWorker(config, { mayMakeSnapshot: !runWaits }), "Loading Python…");
   }
 
   get currentState(): SessionState {
@@ -492,7 +502,6 @@ export class PythonSession {
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
     const run: ActiveRun = { id: ++this.runs, handlers, drained, receivedChars: 0, receivedBytes: 0, receivedPieces: 0, streamChars: 0 };
-    if (this.config.spare === "on-first-run") warmSpare(this.config);
     this.active = run;
     this.setState({ kind: "running", info });
     const timeoutMs = handlers.timeoutMs ?? this.config.timeoutMs;
@@ -546,6 +555,8 @@ export class PythonSession {
       clearTimeout(deadline);
       clearTimeout(run.hardStop);
       this.active = undefined;
+      // Once the run has ended (its output shown), not while it runs: the spare's start shares the processor.
+      if (this.config.spare === "on-first-run") warmSpareLater(this.config, SPARE_AFTER_RUN_MS, () => this.wantsSpare() && !this.active);
       // A stopped run can end (its task cancelled) before its SIGINT is set: that SIGINT, sent
       // on the same channel as this, must not interrupt whatever Python does next.
       if (run.stopReason) await worker.clearInterrupt();

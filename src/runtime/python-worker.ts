@@ -190,7 +190,11 @@ export class WorkerHandle {
   /** Stops listening for its frame's death. */
   private leaveFrame: () => void = () => undefined;
 
-  constructor(readonly config: WorkerConfig) {
+  /** `mayMakeSnapshot` false: a run waits for this worker, which then makes no start-up snapshot (see boot-snapshot.ts). */
+  constructor(
+    readonly config: WorkerConfig,
+    { mayMakeSnapshot = true }: { mayMakeSnapshot?: boolean } = {},
+  ) {
     // Comlink talks over a port, so calls can be made before the worker exists: they wait.
     const rpc = new MessageChannel();
     const events = new MessageChannel();
@@ -254,7 +258,7 @@ export class WorkerHandle {
       .catch((error: unknown) => this.fail(error));
 
     // The snapshot is read (once per page) while the frame starts.
-    const offer = offerSnapshot(workerUrl, started);
+    const offer = offerSnapshot(workerUrl, started, mayMakeSnapshot);
     // What this start reads, the frame keeps for the next ones.
     void Promise.all([core.stdlib, offer]).then(([stdlib, { snapshot }]) => keepFilesInFrame(this.host, stdlib, snapshot ?? null));
     const init = Promise.all([started, offer]).then(async ([, offer]) => {

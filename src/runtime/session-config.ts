@@ -11,7 +11,7 @@ export interface SessionConfig extends WorkerConfig {
   allowInput: boolean;
   /**
    * When to load the warm spare: as soon as Python is ready (default), or only once the
-   * session's first run starts (pages with several sessions that may never run).
+   * session's first run has ended (pages with several sessions that may never run).
    */
   spare?: "eager" | "on-first-run";
 }

@@ -73,6 +73,22 @@ describe("sharing the snapshot between pages without storage", () => {
     expect(offers.find((offer) => !offer.makeSnapshot)?.snapshot?.checksum).toBe(snapshot.checksum);
   });
 
+  it("a page whose run waits for its worker makes none and never wins the lot, yet restores one that another page is making", async () => {
+    // Alone: it boots normally, and no page waits for it.
+    const alone = await (await page()).offerFromPeers(`${KEY} g`, Promise.resolve(), false);
+    expect(alone).toEqual({ makeSnapshot: false, failures: 0 });
+    const later = await (await page()).offerFromPeers(`${KEY} g`, Promise.resolve());
+    expect(later.makeSnapshot).toBe(true);
+
+    // Asking together with a page that may make it: that page makes it, and this one restores it.
+    const [urgent, maker] = [await page(), await page()];
+    const waits = urgent.offerFromPeers(`${KEY} h`, Promise.resolve(), false);
+    const makes = maker.offerFromPeers(`${KEY} h`, Promise.resolve());
+    expect((await makes).makeSnapshot).toBe(true);
+    maker.shareWithPeers(snapshot);
+    expect(await waits).toMatchObject({ makeSnapshot: false, snapshot: { checksum: snapshot.checksum } });
+  });
+
   it("takes no snapshot that is malformed, and none again once one failed to restore", async () => {
     const [maker, other] = [await page(), await page()];
     expect((await maker.offerFromPeers(`${KEY} d`, Promise.resolve())).makeSnapshot).toBe(true);

@@ -153,7 +153,10 @@ function makingNow(offer: SnapshotOffer | undefined): void {
 
 const bootNormally = (snapshot?: Snapshot): SnapshotOffer => ({ makeSnapshot: false, failures: 0, ...(snapshot ? { snapshot } : {}) });
 
-async function choose(key: string, starting: Promise<unknown>): Promise<SnapshotOffer> {
+/** A ticket above every drawn one: a page that may not make the snapshot never wins the lot. */
+const NEVER_MAKES = 2;
+
+async function choose(key: string, starting: Promise<unknown>, mayMake: boolean): Promise<SnapshotOffer> {
   if (!channel) {
     channel = new BroadcastChannel(`kiln-python-snapshot ${key}`);
     channel.onmessage = (event: MessageEvent<unknown>) => {
@@ -163,7 +166,7 @@ async function choose(key: string, starting: Promise<unknown>): Promise<Snapshot
     if (typeof addEventListener === "function") addEventListener("pagehide", () => making && post({ type: "none" }));
   }
   const given = snapshotToCome();
-  const mine = Math.random();
+  const mine = mayMake ? Math.random() : NEVER_MAKES;
   ticket = mine;
   beaten = false;
   post({ type: "ask", ticket: mine, reply: false });
@@ -171,19 +174,20 @@ async function choose(key: string, starting: Promise<unknown>): Promise<Snapshot
   const early = await Promise.race([given, chosen]);
   ticket = undefined;
   if (early !== null) return bootNormally(early);
-  if (!beaten) return { makeSnapshot: true, failures: 0 };
+  if (!beaten) return mayMake ? { makeSnapshot: true, failures: 0 } : bootNormally();
   return bootNormally(await given);
 }
 
 /**
  * What the next worker of a page without storage starts from, decided once `starting` (its
- * worker's start) has settled. Never rejects.
+ * worker's start) has settled. With `mayMake` false it takes a snapshot a page has or is
+ * making, and otherwise boots normally. Never rejects.
  */
-export async function offerFromPeers(key: string, starting: Promise<unknown>): Promise<SnapshotOffer> {
+export async function offerFromPeers(key: string, starting: Promise<unknown>, mayMake = true): Promise<SnapshotOffer> {
   if (held || refused || typeof BroadcastChannel === "undefined") return bootNormally(held);
   // Another worker of this page makes it: this one waits for it too.
   if (making) return bootNormally(await snapshotToCome());
-  offer ??= choose(key, starting);
+  offer ??= choose(key, starting, mayMake);
   const chosen = await offer;
   offer = undefined;
   if (!chosen.makeSnapshot) return chosen;

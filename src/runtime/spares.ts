@@ -13,12 +13,12 @@ import { storageErased, whenErased } from "../storage/erased";
 const spares = new Map<string, WorkerHandle>();
 const configKey = (config: WorkerConfig) => JSON.stringify([config.lockFileUrl, config.packageBaseUrl, config.network]);
 
-/** A worker for `config`: the warm spare when there is one, else a new one. */
-export function takeWorker(config: WorkerConfig): WorkerHandle {
+/** A worker for `config`: the warm spare when there is one, else a new one (made with `options`). */
+export function takeWorker(config: WorkerConfig, options?: ConstructorParameters<typeof WorkerHandle>[1]): WorkerHandle {
   const key = configKey(config);
   const spare = spares.get(key);
   spares.delete(key);
-  return spare?.alive ? spare : new WorkerHandle(config);
+  return spare?.alive ? spare : new WorkerHandle(config, options);
 }
 
 // Everything Kiln keeps was deleted: the spares stop too, and none starts again.
