@@ -6,9 +6,10 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { FrameLocator, Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
 import { expect, test as base } from "./support/test";
 import { KILN_ORIGIN } from "./support/host-pages";
+import { cellFrame, cellOutput, pressInCell, runCellFrame } from "./support/cell-pages";
 
 /** examples/lesson.html served from 127.0.0.1 (another site than Kiln's localhost), as a course site would. */
 const test = base.extend<object, { lessonOrigin: string }>({
@@ -28,14 +29,9 @@ const test = base.extend<object, { lessonOrigin: string }>({
   ],
 });
 
-const cell = (page: Page, n: number): FrameLocator => page.frameLocator(`iframe[title="Python cell ${n}"]`);
-const output = (page: Page, n: number) => cell(page, n).getByRole("region", { name: "Output" });
-
-async function run(page: Page, n: number, timeout = 120_000): Promise<void> {
-  const before = Number(await output(page, n).getAttribute("data-finished-runs"));
-  await cell(page, n).getByRole("button", { name: "Run" }).click();
-  await expect(output(page, n)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout });
-}
+const cell = cellFrame;
+const output = cellOutput;
+const run = (page: Page, n: number, timeout = 120_000) => runCellFrame(page, n, timeout);
 
 test("the lesson runs in order; both exercises fail, then pass with their solutions; its scratch pad is a session of its own", async ({
   page,
@@ -67,9 +63,9 @@ test("the lesson runs in order; both exercises fail, then pass with their soluti
   await expect(check6).toHaveText("Not checked yet");
   await run(page, 6);
   await expect(check6).toHaveText("rainy_days('Lisbon') should be 1, not 0");
-  await cell(page, 6).getByRole("button", { name: "Show hint" }).click();
+  await pressInCell(page, 6, "Show hint");
   await expect(cell(page, 6).getByLabel("Hint")).toContainText("count the rows of that city whose rain_mm is above 0");
-  await cell(page, 6).getByRole("button", { name: "Show solution" }).click();
+  await pressInCell(page, 6, "Show solution");
   await expect(cell(page, 6).getByRole("textbox", { name: "Python code" })).toContainText('row["rain_mm"] > 0');
   await run(page, 6);
   await expect(check6).toHaveText("Passed");
@@ -84,9 +80,9 @@ test("the lesson runs in order; both exercises fail, then pass with their soluti
   const check9 = cell(page, 9).getByRole("status", { name: "Check" });
   await run(page, 9);
   await expect(check9).toHaveText("trend('Oslo') should be about 0.67 °C a day, not 4.20");
-  await cell(page, 9).getByRole("button", { name: "Show hint" }).click();
+  await pressInCell(page, 9, "Show hint");
   await expect(cell(page, 9).getByLabel("Hint")).toContainText("statistics.linear_regression");
-  await cell(page, 9).getByRole("button", { name: "Show solution" }).click();
+  await pressInCell(page, 9, "Show solution");
   await expect(cell(page, 9).getByRole("textbox", { name: "Python code" })).toContainText("linear_regression(range(len(t)), t).slope");
   await run(page, 9);
   await expect(check9).toHaveText("Passed");

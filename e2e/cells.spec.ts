@@ -1,6 +1,6 @@
-import type { FrameLocator, Page, Worker } from "@playwright/test";
+import type { Page, Worker } from "@playwright/test";
 import { expect, test as base } from "./support/test";
-import { serveCellPages, type CellPages } from "./support/cell-pages";
+import { cellFrame, cellOutput, pressInCell, runCellFrame, serveCellPages, type CellPages } from "./support/cell-pages";
 import { KILN_ORIGIN } from "./support/host-pages";
 import { inSnapshotStore } from "./support/snapshot-seed";
 import { cellFragment, parseCellFragment } from "../src/embed/cell-config";
@@ -13,16 +13,9 @@ const test = base.extend<object, { cellPages: CellPages }>({ cellPages: [({}, us
 const pre = (code: string, attributes = "") =>
   `<pre class="kiln"${attributes ? ` ${attributes}` : ""}>${code.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</pre>`;
 
-/** Cell `n` (1-based, in the order made) of the page. */
-const cell = (page: Page, n: number): FrameLocator => page.frameLocator(`iframe[title="Python cell ${n}"]`);
-const output = (page: Page, n: number) => cell(page, n).getByRole("region", { name: "Output" });
-
-/** Press Run in cell `n` and wait for that run to end. */
-async function run(page: Page, n: number): Promise<void> {
-  const before = Number(await output(page, n).getAttribute("data-finished-runs"));
-  await cell(page, n).getByRole("button", { name: "Run" }).click();
-  await expect(output(page, n)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout: 90_000 });
-}
+const cell = cellFrame;
+const output = cellOutput;
+const run = (page: Page, n: number) => runCellFrame(page, n);
 
 interface Received {
   frame: number;
@@ -223,10 +216,10 @@ ${pre("assert total(['tea', 'cake']) == 7, f\"total(['tea', 'cake']) should be 7
   await expect(check).toHaveText("total(['tea', 'cake']) should be 7, not 0");
   // A hint, revealed on demand.
   await expect(cell(page, 2).getByLabel("Hint")).toHaveCount(0);
-  await cell(page, 2).getByRole("button", { name: "Show hint" }).click();
+  await pressInCell(page, 2, "Show hint");
   await expect(cell(page, 2).getByLabel("Hint")).toHaveText("Look each item up in prices and add them.");
   // The solution goes into the editor; run, it passes (the check saw the cell's own `total`).
-  await cell(page, 2).getByRole("button", { name: "Show solution" }).click();
+  await pressInCell(page, 2, "Show solution");
   const editor = cell(page, 2).getByRole("textbox", { name: "Python code" });
   await expect(editor).toContainText("return sum(prices[item] for item in items)");
   await run(page, 2);
@@ -262,18 +255,18 @@ ${pre("import time\nprint('one started')\ntime.sleep(15)\nprint('one done')\ncou
 ${pre("print('two ran after', count)")}
 ${pre("print('looping')\nimport time\ntime.sleep(0)\nwhile True:\n    pass")}`);
   await page.goto(cellPages.sameSite + path);
-  await cell(page, 1).getByRole("button", { name: "Run" }).click();
+  await pressInCell(page, 1, "Run");
   await expect(output(page, 1)).toContainText("one started", { timeout: 90_000 });
-  await cell(page, 2).getByRole("button", { name: "Run" }).click();
+  await pressInCell(page, 2, "Run");
   await expect(cell(page, 2).getByRole("status")).toHaveText("Waiting for cell 1…");
   await expect(output(page, 2)).toHaveText("two ran after 1", { timeout: 60_000 });
   await expect(output(page, 1)).toContainText("one done");
 
   // Cell 3 runs for ever; Stop in cell 1 (idle) stops it, softly: the variables live on.
-  await cell(page, 3).getByRole("button", { name: "Run" }).click();
+  await pressInCell(page, 3, "Run");
   await expect(output(page, 3)).toContainText("looping", { timeout: 60_000 });
   await expect(cell(page, 1).getByRole("button", { name: "Stop" })).toBeEnabled();
-  await cell(page, 1).getByRole("button", { name: "Stop" }).click();
+  await pressInCell(page, 1, "Stop");
   await expect(output(page, 3)).toContainText("Interrupted after", { timeout: 60_000 });
   await expect(output(page, 3)).toHaveAttribute("data-finished-runs", "1");
   await run(page, 2);
@@ -287,9 +280,9 @@ ${pre("print('summing')\nimport time\ntime.sleep(0)\nsum(range(10**13))")}
 ${pre("print(kept)")}`);
   await page.goto(cellPages.sameSite + path);
   await run(page, 1);
-  await cell(page, 2).getByRole("button", { name: "Run" }).click();
+  await pressInCell(page, 2, "Run");
   await expect(output(page, 2)).toContainText("summing", { timeout: 90_000 });
-  await cell(page, 3).getByRole("button", { name: "Stop" }).click();
+  await pressInCell(page, 3, "Stop");
   await expect(output(page, 2)).toContainText("Variables restored: kept", { timeout: 90_000 });
   await run(page, 3);
   await expect(output(page, 3)).toHaveText("still here");

@@ -1,5 +1,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { expect, type FrameLocator, type Page } from "@playwright/test";
 import { KILN_ORIGIN } from "./host-pages";
 
 /** Host pages for `embed.js`, by path, on a server of the test's own (no isolation headers, like a course site). */
@@ -53,4 +54,49 @@ export async function serveCellPages(use: (pages: CellPages) => Promise<void>): 
     },
   });
   await new Promise((resolve) => server.close(resolve));
+}
+
+/** Cell `n` (1-based, in the order `embed.js` made them) of a host page. */
+export const cellFrame = (page: Page, n: number): FrameLocator => page.frameLocator(`iframe[title="Python cell ${n}"]`);
+export const cellOutput = (page: Page, n: number) => cellFrame(page, n).getByRole("region", { name: "Output" });
+
+/**
+ * Waits until cell `n`'s frame has stayed where it is in the host page for a few of the host's
+ * frames: a cell above it that grows with its output moves it, and Playwright checks that the
+ * button is still within its frame, not that the frame is still within the page. (On a busy
+ * machine a click on a cell is still lost now and then, Run never seen by the cell although
+ * the button is enabled and in view; its cause is not found.)
+ */
+export async function frameStill(page: Page, n: number): Promise<void> {
+  await page.waitForFunction(
+    (selector) =>
+      new Promise<boolean>((resolve) => {
+        const frame = document.querySelector(selector);
+        if (!frame) return resolve(false);
+        const place = () => JSON.stringify(frame.getBoundingClientRect());
+        const first = place();
+        let frames = 0;
+        const next = () => {
+          if (place() !== first) return resolve(false);
+          if (++frames === 5) return resolve(true);
+          requestAnimationFrame(next);
+        };
+        requestAnimationFrame(next);
+      }),
+    `iframe[title="Python cell ${n}"]`,
+    { timeout: 30_000 },
+  );
+}
+
+/** Press the button `name` of cell `n`, once its frame is still. */
+export async function pressInCell(page: Page, n: number, name: string): Promise<void> {
+  await frameStill(page, n);
+  await cellFrame(page, n).getByRole("button", { name }).click();
+}
+
+/** Press Run in cell `n`, once its frame is still, and wait for that run to end. */
+export async function runCellFrame(page: Page, n: number, timeout = 90_000): Promise<void> {
+  const before = Number(await cellOutput(page, n).getAttribute("data-finished-runs"));
+  await pressInCell(page, n, "Run");
+  await expect(cellOutput(page, n)).toHaveAttribute("data-finished-runs", String(before + 1), { timeout });
 }
