@@ -61,40 +61,17 @@ export const cellFrame = (page: Page, n: number): FrameLocator => page.frameLoca
 export const cellOutput = (page: Page, n: number) => cellFrame(page, n).getByRole("region", { name: "Output" });
 
 /**
- * Waits until cell `n`'s frame has stayed where it is in the host page for a few of the host's
- * frames: a cell above it that grows with its output moves it, and Playwright checks that the
- * button is still within its frame, not that the frame is still within the page. (On a busy
- * machine a click on a cell is still lost now and then, Run never seen by the cell although
- * the button is enabled and in view; its cause is not found.)
+ * Press the button `name` of cell `n` from the keyboard (focused, then Enter). On a busy machine
+ * a mouse click on a cell was now and then lost: the cell's Run was never called, its button
+ * enabled and in view, and the same button clicked from a script a moment later ran. A cell is
+ * a frame of another process, to which Chromium routes a click by where the compositor last drew
+ * it, most likely stale just after Playwright scrolled the host page. Keys go to the focused frame.
  */
-export async function frameStill(page: Page, n: number): Promise<void> {
-  await page.waitForFunction(
-    (selector) =>
-      new Promise<boolean>((resolve) => {
-        const frame = document.querySelector(selector);
-        if (!frame) return resolve(false);
-        const place = () => JSON.stringify(frame.getBoundingClientRect());
-        const first = place();
-        let frames = 0;
-        const next = () => {
-          if (place() !== first) return resolve(false);
-          if (++frames === 5) return resolve(true);
-          requestAnimationFrame(next);
-        };
-        requestAnimationFrame(next);
-      }),
-    `iframe[title="Python cell ${n}"]`,
-    { timeout: 30_000 },
-  );
-}
-
-/** Press the button `name` of cell `n`, once its frame is still. */
 export async function pressInCell(page: Page, n: number, name: string): Promise<void> {
-  await frameStill(page, n);
-  await cellFrame(page, n).getByRole("button", { name }).click();
+  await cellFrame(page, n).getByRole("button", { name }).press("Enter");
 }
 
-/** Press Run in cell `n`, once its frame is still, and wait for that run to end. */
+/** Press Run in cell `n` and wait for that run to end. */
 export async function runCellFrame(page: Page, n: number, timeout = 90_000): Promise<void> {
   const before = Number(await cellOutput(page, n).getAttribute("data-finished-runs"));
   await pressInCell(page, n, "Run");

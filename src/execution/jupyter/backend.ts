@@ -239,9 +239,8 @@ async function runOnServer(
     // Stopped, then restarted (the Playground's Restart): the run was interrupted.
     if (stopped && !timedOut) return finish({ status: "interrupted" });
     if (ended === "lost" || ended === "removed" || ended === "died") {
-      // The connection is let go: the next run finds the scope's kernel on the server again (one the server restarted), or starts one.
-      server.forget(scope);
-      if (ended === "died") await server.restarted(kernel.id);
+      // The connection is let go: the next run starts a new kernel after a death, else finds the scope's kernel again or starts one.
+      server.forget(scope, ended === "died");
       return fail(ended === "lost" ? connectionLost(server.config.url) : KERNEL_DIED);
     }
     return fail(describeJupyterFailure(ended.failed, server.config));

@@ -35,6 +35,8 @@ export class JupyterServer {
   readonly settings: ServerConnection.ISettings;
   private readonly sessions: SessionManager;
   private readonly kernels = new Map<string, Session.ISessionConnection>();
+  /** Scopes whose kernel died: their next run starts a new kernel rather than the one the server restarted. */
+  private readonly replaced = new Set<string>();
 
   constructor(readonly config: JupyterConfig) {
     const base = `${config.url.replace(/\/$/, "")}/`;
@@ -64,7 +66,8 @@ export class JupyterServer {
     const path = `${scopeFolder(scope)}/kiln.ipynb`;
     await this.ensureFolder(scopeFolder(scope));
     const found = await this.sessions.findByPath(path);
-    if (found && !kept) {
+    const replace = this.replaced.delete(scope);
+    if (found && !kept && !replace) {
       const session = this.sessions.connectTo({ model: found });
       if (session.kernel) {
         this.kernels.set(scope, session);
@@ -119,26 +122,13 @@ export class JupyterServer {
   }
 
   /**
-   * Wait (at most `limitMs`) until the server says the kernel has started again after it died: it
-   * answers once it is up, so a run sent to it then is not lost on a kernel still starting.
+   * Let go of the scope's kernel connection (its kernel died, or the connection was lost). After a
+   * death (`died`) the next run shuts down the kernel the server restarted and starts a new one:
+   * reconnecting to the restarted one left, now and then, a run that was never answered. After a
+   * lost connection the next run finds the scope's kernel on the server again, or starts one.
    */
-  async restarted(kernelId: string, limitMs = 30_000): Promise<void> {
-    const until = Date.now() + limitMs;
-    while (Date.now() < until) {
-      const state = await this.request(`api/kernels/${kernelId}`).then(
-        async (response) => ((await response.json()) as { execution_state?: string }).execution_state,
-        () => "gone",
-      );
-      if (state === "idle" || state === "busy" || state === "gone") return;
-      await new Promise((wait) => setTimeout(wait, 500));
-    }
-  }
-
-  /**
-   * Let go of the scope's kernel connection (its kernel died, or the connection was lost): the next
-   * run connects afresh to the kernel the server restarted, or starts one.
-   */
-  forget(scope: string): void {
+  forget(scope: string, died = false): void {
+    if (died) this.replaced.add(scope);
     const kept = this.kernels.get(scope);
     this.kernels.delete(scope);
     const kernel = kept?.kernel;
