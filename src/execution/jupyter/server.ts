@@ -197,6 +197,19 @@ export function jupyterServer(config: JupyterConfig): JupyterServer | undefined 
 export type IOPubMessage = KernelMessage.IIOPubMessage;
 
 /** Shut down the scope's kernel on the server, if one is set (its conversation or notebook was deleted); failures are logged only. */
+/**
+ * Restart the scope's kernel on the person's Jupyter server, if one is set and the scope has a
+ * kernel there: resolves with why it could not be restarted, in words, or "".
+ */
+export function restartJupyterKernel(config: JupyterConfig, scope: string): Promise<string> {
+  const server = jupyterServer(config);
+  if (!server) return Promise.resolve("");
+  return server.restart(scope).then(
+    () => "",
+    (cause: unknown) => describeJupyterFailure(cause, config),
+  );
+}
+
 export function shutdownJupyterKernel(config: JupyterConfig, scope: string): void {
   void jupyterServer(config)
     ?.shutdown(scope)

@@ -3,7 +3,7 @@ import { runTurn } from "../../chat/agent";
 import { NEW_TITLE, type ChatMessage, type Conversation, type ModelRef, type Usage } from "../../model/conversation";
 import { runCode } from "../../execution/run-code";
 import { jupyterBackend } from "../../execution/jupyter/backend";
-import { describeJupyterFailure, jupyterServer } from "../../execution/jupyter/server";
+import { jupyterServer, restartJupyterKernel } from "../../execution/jupyter/server";
 import { chosenModel, createProvider, noSandboxReason, sandboxChoice } from "../../providers";
 import { sessionConfig } from "../../runtime/session-config";
 import { getSession } from "../../runtime/use-python-session";
@@ -320,11 +320,7 @@ export function useConversation(
     if (answering.has(id) || !isHere()) return;
     setNotice("Restarting Python…");
     // The conversation's kernel on the Jupyter server restarts too, if it has one.
-    const server = jupyterServer(settings.jupyter);
-    const kernel = server?.restart(scope).then(
-      () => "",
-      (cause: unknown) => describeJupyterFailure(cause, settings.jupyter),
-    );
+    const kernel = restartJupyterKernel(settings.jupyter, scope);
     await session.restart();
     // The variables saved before are not brought back after a reload.
     saveVariables(id, session.savedState);

@@ -2,7 +2,7 @@ import { startTransition, useCallback, useEffect, useMemo, useRef, useState, use
 import type { SessionSnapshot } from "../../../workers/python-api";
 import { runCode } from "../../execution/run-code";
 import { answerJupyterInput, jupyterBackend } from "../../execution/jupyter/backend";
-import { jupyterServer } from "../../execution/jupyter/server";
+import { jupyterServer, restartJupyterKernel } from "../../execution/jupyter/server";
 import type { OutputItem } from "../../model/output";
 import { newCell, type CellKind, type Notebook } from "../../notebook/model";
 import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers";
@@ -372,9 +372,9 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     for (const cell of current.current?.cells ?? []) runs.cell(cell.id).set({ state: "idle" });
     setNotice("");
     // The notebook's kernel on the Jupyter server restarts too, if it has one.
-    const restarted = jupyterServer(live.current.settings.jupyter)
-      ?.restart(scope)
-      .catch((cause: unknown) => setNotice(`The Jupyter kernel could not be restarted: ${cause instanceof Error ? cause.message : String(cause)}`));
+    const restarted = restartJupyterKernel(live.current.settings.jupyter, scope).then((failed) => {
+      if (failed) setNotice(`The Jupyter kernel could not be restarted: ${failed}`);
+    });
     await Promise.all([session.restart(), restarted]);
     // The variables saved before are not brought back after a reload.
     saveVariables(id, session.savedState);
