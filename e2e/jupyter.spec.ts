@@ -224,7 +224,8 @@ test("a kernel that dies mid-run is said in words and the next run gets a new ke
   const gone = await startJupyter(new URL(page.url()).origin);
   await saveSettings(page, { "Jupyter server › Server URL": gone.url, "Jupyter server › Token": gone.token });
   await sendMessage(page, "Sleep on a server that will stop");
-  await expect(cells(page).nth(4)).toContainText("sleeping", { timeout: 90_000 });
+  // Its output, not its code (shown as soon as the model asks): the run is under way on the server.
+  await expect(cells(page).nth(4).locator(".cell-output")).toContainText("sleeping", { timeout: 90_000 });
   await gone.stop({ abruptly: true });
   await answered(page, "Tried to sleep.");
   await expect(cells(page).nth(4)).toContainText(`The connection to the Jupyter server at ${gone.url} was lost during the run`);
@@ -235,7 +236,8 @@ test("a kernel that dies mid-run is said in words and the next run gets a new ke
   const stopping = await startJupyter(new URL(page.url()).origin);
   await saveSettings(page, { "Jupyter server › Server URL": stopping.url, "Jupyter server › Token": stopping.token });
   await sendMessage(page, "Sleep on a server that shuts down");
-  await expect(cells(page).nth(5)).toContainText("sleeping", { timeout: 90_000 });
+  // Its output, not its code (shown as soon as the model asks): the run is under way on the server.
+  await expect(cells(page).nth(5).locator(".cell-output")).toContainText("sleeping", { timeout: 90_000 });
   await stopping.stop();
   await answered(page, "Tried again.");
   await expect(cells(page).nth(5)).toContainText(/The run was interrupted on the Jupyter server, not by Kiln|was lost during the run/);
