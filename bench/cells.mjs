@@ -36,7 +36,7 @@ const barePage = (kiln) => `<!doctype html><meta charset="utf-8"><title>Bare</ti
 <body><pre>${RUN}</pre><script>
 const index = ${JSON.stringify(`${kiln}/pyodide/`)};
 const source = "const { loadPyodide } = await import(" + JSON.stringify(index + "pyodide.mjs") + ");" +
-  "const pyodide = await loadPyodide({ indexURL: " + JSON.stringify(index) + " });" +
+  "const pyodide = await loadPyodide({ indexURL: " + JSON.stringify(index) + ", stdLibURL: " + JSON.stringify(index + "stock/python_stdlib.zip") + " });" +
   "let out = ''; pyodide.setStdout({ batched: (text) => (out += text + '\\\\n') });" +
   "pyodide.runPython(" + JSON.stringify(${JSON.stringify(RUN)}) + "); postMessage(out);";
 window.__run = () => new Promise((resolve, reject) => {

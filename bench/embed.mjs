@@ -29,7 +29,7 @@ const BARE_PAGE = (kiln, n) => `<!doctype html><meta charset="utf-8"><title>Bare
 <body><script>
 const index = ${JSON.stringify(`${kiln}/pyodide/`)};
 const source = "const { loadPyodide } = await import(" + JSON.stringify(index + "pyodide.mjs") + ");" +
-  "await loadPyodide({ indexURL: " + JSON.stringify(index) + " }); postMessage('loaded');";
+  "await loadPyodide({ indexURL: " + JSON.stringify(index) + ", stdLibURL: " + JSON.stringify(index + "stock/python_stdlib.zip") + " }); postMessage('loaded');";
 window.__loaded = 0; window.__readyAt = undefined; window.__workers = [];
 for (let i = 0; i < ${n}; i++) {
   const worker = new Worker("data:text/javascript," + encodeURIComponent(source), { type: "module" });

@@ -44,6 +44,12 @@ test("an exception shows a traceback without Pyodide's internal frames", async (
   await expect(error).not.toContainText("/lib/python");
 });
 
+test("the standard library loads from the bytecode Kiln ships, and its sources are still there", async ({ playground: page }) => {
+  // Pyodide's own archive has sources only: pickle would be compiled at import, its bytecode under __pycache__.
+  await run(page, "import inspect, json, pickle\nprint(pickle.__spec__.cached)\nprint(inspect.getsource(json.dumps).splitlines()[0])");
+  await expect(output(page)).toHaveText(/^\/lib\/python\d+\.zip\/pickle\.pyc\ndef dumps\(obj, \*, skipkeys=False/);
+});
+
 test("sys.exit ends the run with its code and the interpreter lives on", async ({ playground: page }) => {
   await run(page, 'import sys\nkept = "yes"\nprint("before")\nsys.exit(3)\nprint("after")');
   await expect(output(page)).toContainText("before");

@@ -17,10 +17,14 @@ import { deleteStoredFiles, readStoredFiles, storeFiles } from "./storage/files"
 import { addNotebook, notebookScope } from "./storage/notebooks";
 import { newCell, newNotebook } from "./notebook/model";
 
-/** A worker that only runs `loadPyodide()` from Kiln's own copy, then runs each code message it gets. */
+/**
+ * A worker that only runs `loadPyodide()` from Kiln's own copy, with the npm package's own
+ * standard library (Kiln's has bytecode added: vite/stdlib-bytecode.ts), then runs each code
+ * message it gets.
+ */
 const bareSource = (indexURL: string) => `
 const { loadPyodide } = await import(${JSON.stringify(`${indexURL}pyodide.mjs`)});
-const py = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)} });
+const py = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)}, stdLibURL: ${JSON.stringify(`${indexURL}stock/python_stdlib.zip`)} });
 postMessage({ loaded: true });
 onmessage = async (e) => {
   try { postMessage({ value: String(await py.runPythonAsync(e.data)) }); }

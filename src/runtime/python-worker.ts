@@ -217,9 +217,6 @@ export class WorkerHandle {
       else if (isOversizedStreams(message.data)) this.terminate(FLOODED);
       else dropped("event", message.data);
     };
-    // The frame compiles Pyodide's WebAssembly while its worker starts, as soon as the page has it.
-    const core = serveFetches(fetches.port1, config, pyodideIndexUrl(), (body) => this.api.portable(body));
-    void core.wasm.then((body) => this.command({ type: "wasm", body }));
     const started = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         // A frame that starts no worker is not asked again: the next worker gets a new one.
@@ -245,7 +242,11 @@ export class WorkerHandle {
       };
     });
 
+    // The frame's code first: its start has more steps to go than Pyodide's files have.
     this.host = hostFrame(config.network);
+    // The frame compiles Pyodide's WebAssembly while its worker starts, as soon as the page has it.
+    const core = serveFetches(fetches.port1, config, pyodideIndexUrl(), (body) => this.api.portable(body));
+    void core.wasm.then((body) => this.command({ type: "wasm", body }));
     this.host.count(+1);
     // Its frame's process died: so did this worker.
     this.leaveFrame = this.host.onLost((error) => this.fail(error));
