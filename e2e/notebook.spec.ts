@@ -148,6 +148,20 @@ test("a Markdown cell shows its text rendered, and a script in it does not run",
   await expect(code(page, 3)).toBeFocused();
 });
 
+test("a Markdown cell lays out its formulas with KaTeX, and leaves prices as text", async ({ page }) => {
+  await openPlayground(page);
+  await newNotebook(page);
+  await page.getByRole("button", { name: "Add Markdown cell" }).click();
+  const source = "Euler: $e^{i\\pi} + 1 = 0$, for $5 or $10.\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$";
+  await cell(page, 2).getByRole("textbox", { name: "Markdown" }).fill(source);
+  await cell(page, 2).getByRole("textbox", { name: "Markdown" }).press("Control+Enter");
+  const view = cell(page, 2).locator(".markdown");
+  await expect(view.locator(".math-inline .katex")).toHaveCount(1);
+  await expect(view.locator(".math-display .katex-display")).toHaveCount(1);
+  await expect(view.locator("annotation").first()).toHaveText("e^{i\\pi} + 1 = 0");
+  await expect(view).toContainText("for $5 or $10.");
+});
+
 test("a reload brings back the variables, outputs and counts: a later cell uses a variable without rerunning the first", async ({ page }) => {
   await openPlayground(page);
   await newNotebook(page);

@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { Marked } from "marked";
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
+import katex from "katex";
 import { Markdown, readsQuickly, renderMarkdown } from "./Markdown";
+import { RENDER_LATEX_CHARS, withFormulas } from "./latex";
 
 /** The rendered Markdown as a DOM, to assert on elements and attributes rather than on text. */
 function render(source: string): HTMLElement {
@@ -36,6 +38,7 @@ describe("renderMarkdown", () => {
     return performance.now() - start;
   }
 
+  // Marked takes seconds on each bomb, several times that on a busy machine: a longer limit than the others.
   it("shows as plain text, whole, Markdown that marked would take seconds to read", () => {
     // The attack is real: marked alone blocks for seconds on each (several on this machine).
     expect(markedMillis(EMPHASIS_BOMB)).toBeGreaterThan(1000);
@@ -50,7 +53,7 @@ describe("renderMarkdown", () => {
       expect(shown?.children).toHaveLength(0);
       expect(shown?.textContent).toBe(source);
     }
-  });
+  }, 120_000);
 
   it("renders long answers whose delimiters are spread over paragraphs, items, cells and code", () => {
     const code = Array.from({ length: 40 }, (_, i) => `def load_user_record_${i}(user_id, max_retry_count=3):\n    return fetch_from_cache(user_id) or fetch_from_db(user_id)`);
@@ -236,5 +239,48 @@ describe("code blocks", () => {
     expect(html).toContain('class="hljs language-python"');
     expect(html).toMatch(/<span class="hljs-keyword">def<\/span>/);
     expect(html).toMatch(/<span class="hljs-title function_">f<\/span>/);
+  });
+});
+
+describe("formulas in Markdown", () => {
+  const formulas = (source: string) => [...render(source).querySelectorAll("span.math-inline, span.math-display")].map((span) => `${span.className}: ${span.textContent}`);
+
+  it("finds $…$ and \\(…\\) inline, $$…$$ and \\[…\\] displayed, their TeX kept as it is", () => {
+    expect(formulas("Euler: $e^{i\\pi} + 1 = 0$, and \\(a_1 * b_2 * c\\).")).toEqual(["math-inline: e^{i\\pi} + 1 = 0", "math-inline: a_1 * b_2 * c"]);
+    expect(formulas("$$\n\\sum_{k=1}^n k = \\frac{n(n+1)}{2}\n$$")).toEqual(["math-display: \\sum_{k=1}^n k = \\frac{n(n+1)}{2}"]);
+    expect(formulas("\\[ x_1 \\]")).toEqual(["math-display: x_1"]);
+    // Markdown inside a formula is not Markdown: no emphasis was made of the underscores and stars.
+    expect(render("$a_1 * b_2 * c_3$").querySelector("em")).toBeNull();
+  });
+
+  it("leaves prices, escaped dollars and code as they are", () => {
+    expect(formulas("It costs $5 and $10, or $ 3 $.")).toEqual([]);
+    expect(formulas("\\$x\\$ and `$x$` and\n\n```\n$y$\n```")).toEqual([]);
+    expect(render("It costs $5 and $10.").textContent?.trim()).toBe("It costs $5 and $10.");
+  });
+
+  it("keeps a formula's TeX as text: markup in it is never made into elements", () => {
+    const root = render('$<img src=x onerror="alert(1)"> \\href{javascript:alert(1)}{x}$');
+    expect(root.querySelector("img, a")).toBeNull();
+    expect(formulas('$<img src=x onerror="alert(1)"> x$')).toEqual(['math-inline: <img src=x onerror="alert(1)"> x']);
+  });
+
+  it("lays each formula out with KaTeX, which follows no link and loads nothing", () => {
+    const link = "\\href{https://attacker.example/}{click}";
+    // The attack is real: KaTeX trusted makes a link of it.
+    expect(katex.renderToString(link, { trust: true })).toContain('href="https://attacker.example/"');
+    const root = document.createElement("div");
+    root.innerHTML = withFormulas(katex, renderMarkdown(`Euler: $e^{i\\pi} + 1 = 0$ and $${link}$\n\n$$\\int_0^1 x\\,dx$$`) ?? "") ?? "";
+    expect(root.querySelectorAll(".math-inline .katex")).toHaveLength(2);
+    expect(root.querySelectorAll(".math-display .katex-display")).toHaveLength(1);
+    expect(root.querySelector("annotation")?.textContent).toBe("e^{i\\pi} + 1 = 0");
+    expect(root.querySelector("a, [href]")).toBeNull();
+    expect(root.textContent).toContain("\\href");
+  });
+
+  it("shows the TeX of Markdown with more formulas than it lays out", () => {
+    const many = Array.from({ length: RENDER_LATEX_CHARS / 8 + 1 }, (_, i) => `$x_{${i}}$`).join(" ");
+    expect(withFormulas(katex, renderMarkdown(many) ?? "")).toBeUndefined();
+    expect(withFormulas(katex, renderMarkdown("no formula") ?? "")).toBeUndefined();
   });
 });

@@ -5,9 +5,10 @@ import javascript from "highlight.js/lib/languages/javascript";
 import json from "highlight.js/lib/languages/json";
 import python from "highlight.js/lib/languages/python";
 import sql from "highlight.js/lib/languages/sql";
-import { Lexer, Marked } from "marked";
+import { Lexer, Marked, type TokenizerAndRendererExtension } from "marked";
 import { markedHighlight } from "marked-highlight";
-import { useMemo } from "react";
+import { useEffect, useMemo, useState } from "react";
+import { loadKatex, withFormulas } from "./latex";
 import { hookedSanitizer } from "./sanitizer";
 import { useSpreadWork } from "./spread-work";
 
@@ -15,11 +16,39 @@ for (const [name, language] of Object.entries({ bash, javascript, json, python, 
   hljs.registerLanguage(name, language);
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/**
+ * Formulas, as Jupyter and Pandoc read them: `$$…$$` and `\[…\]` displayed, `$…$` and `\(…\)`
+ * inline. A `$…$` opens on a `$` followed by no space and closes on a `$` after no space and
+ * before no digit, so that prices (`$5 and $10`) stay text. Their TeX is kept as it is (no
+ * Markdown inside it), in a `span.math-inline` or `span.math-display` that KaTeX fills in once
+ * loaded ({@link withFormulas}); until then, and where it cannot, the TeX shows.
+ */
+const FORMULA = /^(?:\$\$([\s\S]+?)\$\$|\\\[([\s\S]+?)\\\]|\\\(([\s\S]+?)\\\)|\$(?![\s$])((?:\\[\s\S]|[^\\$])+?)(?<!\s)\$(?!\d))/;
+const FORMULA_START = /\$|\\[([]/;
+const formulas: TokenizerAndRendererExtension = {
+  name: "formula",
+  level: "inline",
+  start: (src) => {
+    const index = src.search(FORMULA_START);
+    return index < 0 ? undefined : index;
+  },
+  tokenizer(src) {
+    const match = FORMULA.exec(src);
+    if (!match) return undefined;
+    const display = match[1] !== undefined || match[2] !== undefined;
+    return { type: "formula", raw: match[0], text: (match[1] ?? match[2] ?? match[3] ?? match[4]).trim(), display };
+  },
+  renderer: (token) => `<span class="math-${token.display ? "display" : "inline"}">${escapeHtml(String(token.text))}</span>`,
+};
+
 const marked = new Marked(
   {
     gfm: true,
     // Task list items as text: form controls are not allowed in Markdown (see below).
     renderer: { checkbox: ({ checked }) => (checked ? "☑ " : "☐ ") },
+    extensions: [formulas],
   },
   markedHighlight({
     emptyLangClass: "hljs",
@@ -66,8 +95,11 @@ export const MARKDOWN_CONFIG: Config = {
 /** Images shown inline: only from `data:` (image types) and `blob:`. */
 const INLINE_IMAGE_SRC = /^(?:data:image\/[-+.\w]+[;,]|blob:)/i;
 const LINK_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
-/** Highlight.js's classes (`hljs`, `hljs-keyword`, `language-python`, `function_`); the app's own never pass. */
-const HIGHLIGHT_CLASS = /^(?:hljs(?:-[\w-]+)?|language-[\w+#.-]+|[a-z]+_+)$/;
+/**
+ * Highlight.js's classes (`hljs`, `hljs-keyword`, `language-python`, `function_`) and a
+ * formula's (whose text only ever reaches KaTeX); the app's own never pass.
+ */
+const KEPT_CLASS = /^(?:hljs(?:-[\w-]+)?|language-[\w+#.-]+|[a-z]+_+|math-(?:inline|display))$/;
 
 /** An absolute http(s) or mailto URL, normalized, or null. */
 export function linkHref(href: string | null): string | null {
@@ -90,7 +122,7 @@ function makeLink(anchor: Element, href: string): void {
 function afterSanitizeAttributes(node: Element): void {
   const classes = node.getAttribute("class");
   if (classes !== null) {
-    const kept = classes.split(/\s+/).filter((name) => HIGHLIGHT_CLASS.test(name));
+    const kept = classes.split(/\s+/).filter((name) => KEPT_CLASS.test(name));
     if (kept.length) node.setAttribute("class", kept.join(" "));
     else node.removeAttribute("class");
   }
@@ -190,8 +222,27 @@ export function SpreadMarkdown({ source }: { source: string }) {
 }
 
 function RenderedMarkdown({ source, html }: { source: string; html: string | undefined }) {
+  const laidOut = useFormulas(html);
   if (html === undefined) return <div className="markdown markdown-plain">{source}</div>;
-  return <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
+  return <div className="markdown" dangerouslySetInnerHTML={{ __html: laidOut ?? html }} />;
+}
+
+/** `html` with its formulas laid out by KaTeX, once KaTeX has loaded; undefined until then, or if it has none (see {@link withFormulas}). */
+function useFormulas(html: string | undefined): string | undefined {
+  const hasFormulas = html !== undefined && html.includes('<span class="math-');
+  const [laidOut, setLaidOut] = useState<{ html: string; result: string | undefined }>();
+  useEffect(() => {
+    if (!hasFormulas) return undefined;
+    let live = true;
+    loadKatex().then(
+      (katex) => live && setLaidOut({ html, result: withFormulas(katex, html) }),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [html, hasFormulas]);
+  return laidOut && laidOut.html === html ? laidOut.result : undefined;
 }
 
 /**

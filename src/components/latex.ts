@@ -1,7 +1,8 @@
 /**
  * `text/latex` from Python rendered by KaTeX: the formulas between `$…$`, `$$…$$`, `\(…\)`
  * and `\[…\]`, the text around them as text; LaTeX with none of these is one displayed formula.
- * KaTeX is loaded the first time a formula is shown (with its styles and fonts, all served by Kiln).
+ * Formulas in Markdown too ({@link withFormulas}). KaTeX is loaded the first time a formula is
+ * shown (with its styles and fonts, all served by Kiln).
  */
 import DOMPurify from "dompurify";
 import type katexModule from "katex";
@@ -47,12 +48,41 @@ export function renderFormula(katex: typeof katexModule, math: string, display: 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 /**
- * The whole of `source` as HTML: its text escaped, its formulas by KaTeX; sanitized again
- * (KaTeX's own markup and styles only: no links, images or anything that loads).
+ * KaTeX's HTML sanitized again: its own markup and styles only, no links, images or anything
+ * that loads. The MathML keeps its TeX as an annotation (text only, unlike `annotation-xml`).
  */
+const sanitizeFormulas = (html: string) =>
+  DOMPurify.sanitize(html, {
+    ADD_TAGS: ["semantics", "annotation"],
+    ADD_ATTR: ["encoding"],
+    FORBID_TAGS: ["a", "img", "image", "use", "style", "link", "iframe", "form", "input", "annotation-xml"],
+    FORBID_ATTR: ["href", "xlink:href", "src", "action"],
+  });
+
+/** The whole of `source` as HTML: its text escaped, its formulas by KaTeX. */
 export function renderLatex(katex: typeof katexModule, source: string): string {
   const html = latexParts(source)
     .map((part) => ("text" in part ? part.text.replace(/[&<>"']/g, (c) => ESCAPES[c]) : renderFormula(katex, part.math, part.display)))
     .join("");
-  return DOMPurify.sanitize(html, { FORBID_TAGS: ["a", "img", "image", "use", "style", "link", "iframe", "form", "input"], FORBID_ATTR: ["href", "xlink:href", "src", "action"] });
+  return sanitizeFormulas(html);
+}
+
+/** The elements rendered Markdown holds a formula in, its TeX as their text (see Markdown.tsx). */
+export const FORMULA_SELECTOR = "span.math-inline, span.math-display";
+
+/**
+ * Rendered (and sanitized) Markdown with each of its formulas ({@link FORMULA_SELECTOR}) laid
+ * out by KaTeX, or undefined when it has none, or more TeX than {@link RENDER_LATEX_CHARS} in
+ * all (shown as its TeX then).
+ */
+export function withFormulas(katex: typeof katexModule, html: string): string | undefined {
+  const template = document.createElement("template");
+  template.innerHTML = html;
+  const formulas = [...template.content.querySelectorAll(FORMULA_SELECTOR)];
+  const chars = formulas.reduce((sum, formula) => sum + (formula.textContent?.length ?? 0), 0);
+  if (!formulas.length || chars > RENDER_LATEX_CHARS) return undefined;
+  for (const formula of formulas) {
+    formula.innerHTML = sanitizeFormulas(renderFormula(katex, formula.textContent ?? "", formula.classList.contains("math-display")));
+  }
+  return template.innerHTML;
 }

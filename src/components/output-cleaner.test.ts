@@ -39,7 +39,7 @@ describe("exports carry nothing that loads or runs", () => {
   const messages = conversationShowing(PAYLOAD_ANSWER, PAYLOAD_BUNDLES);
 
   it("the payloads, exported as they are, would load and run (the scanner sees each kind)", () => {
-    const problems = scanNotebook(toNotebook(messages, asIs));
+    const problems = scanNotebook(toNotebook(conversation, messages, asIs));
     for (const kind of ["<script>", "event handler", "CSS @import", "CSS url(", "loads https", "a type readers may run", "not a plain link", "not base64"]) {
       expect(problems.some((problem) => problem.includes(kind)), kind).toBe(true);
     }
@@ -50,7 +50,7 @@ describe("exports carry nothing that loads or runs", () => {
   });
 
   it("the notebook export has none of it, and keeps what is harmless", () => {
-    const file = toNotebook(messages, exportCleaner);
+    const file = toNotebook(conversation, messages, exportCleaner);
     expect(scanNotebook(file)).toEqual([]);
     const notebook = JSON.parse(file);
     const outputs = notebook.cells[2].outputs.map((output: { data: Record<string, string[] | string> }) =>
