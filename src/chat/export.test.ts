@@ -38,7 +38,7 @@ describe("export", () => {
       { ...base, id: "m4", seq: 3, role: "assistant", status: "error", content: [], error: `The API failed (500): key ${KEY}` },
     ];
     const markdown = toMarkdown(conversation, messages, asIs);
-    const notebook = toNotebook(messages, asIs);
+    const notebook = toNotebook(conversation, messages, asIs);
     expect(markdown).toContain("3");
     expect(JSON.parse(notebook).cells).toHaveLength(3);
     for (const text of [markdown, notebook]) expect(text).not.toContain(KEY);
@@ -121,8 +121,8 @@ describe("export", () => {
     expect(markdown).toContain("cleaned **You:** Question");
     expect(markdown).toContain("cleaned Answer");
     expect(markdown).toContain("cleaned shown\ncleaned value");
-    const notebook = JSON.parse(toNotebook(messages, marking));
-    expect(notebook.cells.map((cell: { source: string[] }) => cell.source.join(""))).toEqual(["cleaned **You:** Question", "cleaned Answer", "show()"]);
+    const notebook = JSON.parse(toNotebook(conversation, messages, marking));
+    expect(notebook.cells.map((cell: { source: string[] }) => cell.source.join(""))).toEqual(["cleaned **You asked:**\n\n> Question", "cleaned Answer", "show()"]);
     expect(notebook.cells[2].outputs.map((output: { data: unknown }) => output.data)).toEqual([
       // JSON stays JSON in the notebook.
       { "text/plain": ["cleaned shown"], "application/json": { a: [1] } },

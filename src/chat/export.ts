@@ -1,6 +1,7 @@
 import type { MimeBundle } from "../../workers/python-api";
 import type { CellRecord, ChatMessage, Conversation } from "../model/conversation";
-import { nbLines, nbOutputs } from "../notebook/nbformat-outputs";
+import { notebookFromConversation } from "../notebook/from-conversation";
+import { writeIpynb } from "../notebook/ipynb";
 
 /**
  * Makes what an export carries inert for a reader that trusts it and renders it as it is
@@ -51,40 +52,12 @@ export function toMarkdown(conversation: Conversation, messages: readonly ChatMe
   return `${parts.join("\n\n")}\n`;
 }
 
-/** The conversation's Python cells with their outputs, and its text as Markdown cells (nbformat 4). */
-export function toNotebook(messages: readonly ChatMessage[], clean: OutputCleaner, pythonVersion = "3"): string {
-  const cells = cellsById(messages);
-  const notebookCells: Record<string, unknown>[] = [];
-  let count = 0;
-  for (const message of messages) {
-    for (const block of message.content) {
-      if (block.type === "text" && block.text.trim()) {
-        const text = message.role === "user" ? `**You:** ${block.text}` : block.text;
-        notebookCells.push({ cell_type: "markdown", metadata: {}, source: nbLines(clean.markdown(text)) });
-      } else if (block.type === "tool_call") {
-        const cell = cells.get(block.id);
-        if (!cell) continue;
-        count++;
-        notebookCells.push({
-          cell_type: "code",
-          execution_count: count,
-          metadata: {},
-          source: nbLines(cell.code),
-          outputs: nbOutputs(cell.outputs, count, (data) => clean.bundle(data)),
-        });
-      }
-    }
-  }
-  const notebook = {
-    nbformat: 4,
-    nbformat_minor: 5,
-    metadata: {
-      kernelspec: { name: "python3", display_name: "Python 3 (ipykernel)", language: "python" },
-      language_info: { name: "python", version: pythonVersion },
-    },
-    cells: notebookCells.map((cell, index) => ({ id: `cell-${index + 1}`, ...cell })),
-  };
-  return `${JSON.stringify(notebook, null, 1)}\n`;
+/**
+ * The conversation as a Jupyter notebook file (nbformat 4.5): the notebook **Open as notebook**
+ * makes of it (its Python cells with their outputs, its text as Markdown cells), cleaned by `clean`.
+ */
+export function toNotebook(conversation: Conversation, messages: readonly ChatMessage[], clean: OutputCleaner): string {
+  return writeIpynb(notebookFromConversation(conversation, messages, clean.markdown), clean.bundle);
 }
 
 /** `title` as the base of a file name: letters and digits of any script are kept, anything else a file name cannot hold becomes a dash. */

@@ -204,22 +204,22 @@ function sortedKeys(value: unknown): unknown {
   return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys(value[key])]));
 }
 
-function writeCell(cell: NotebookCell): NbJson {
+function writeCell(cell: NotebookCell, cleanOutput: (bundle: MimeBundle) => MimeBundle): NbJson {
   const base: NbJson = { cell_type: cell.kind, id: cell.id, metadata: cell.metadata, source: nbLines(cell.source) };
   if (cell.kind !== "code") return cell.attachments ? { ...base, attachments: cell.attachments } : base;
-  const outputs = cell.fileOutputs ?? nbOutputs(cell.outputs, cell.executionCount, cleanBundle);
+  const outputs = cell.fileOutputs ?? nbOutputs(cell.outputs, cell.executionCount, cleanOutput);
   return { ...base, execution_count: cell.executionCount, outputs };
 }
 
 /**
  * The notebook as an `.ipynb` file (nbformat 4.5), keys sorted and indented by one space as
- * Jupyter writes them. Outputs made in Kiln are cleaned for export; a cell's outputs from its
+ * Jupyter writes them. Outputs made in Kiln are cleaned for export (`cleanOutput` is for tests); a cell's outputs from its
  * file ({@link NotebookCell.fileOutputs}) are written back as the file had them.
  */
-export function writeIpynb(notebook: Notebook): string {
+export function writeIpynb(notebook: Notebook, cleanOutput = cleanBundle): string {
   const metadata = { ...notebook.metadata };
   metadata.kernelspec ??= KERNELSPEC;
   metadata.language_info ??= LANGUAGE_INFO;
-  const doc = { cells: notebook.cells.map(writeCell), metadata, nbformat: 4, nbformat_minor: 5 };
+  const doc = { cells: notebook.cells.map((cell) => writeCell(cell, cleanOutput)), metadata, nbformat: 4, nbformat_minor: 5 };
   return `${JSON.stringify(sortedKeys(doc), null, 1)}\n`;
 }

@@ -167,7 +167,7 @@ export function ConversationView({ conversation, settings, onChange, onOpenSetti
               <button type="button" onClick={() => download(`${fileBase}.md`, toMarkdown(conversation, messages, exportCleaner), "text/markdown")}>
                 Export Markdown
               </button>
-              <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(messages, exportCleaner), "application/x-ipynb+json")}>
+              <button type="button" onClick={() => download(`${fileBase}.ipynb`, toNotebook(conversation, messages, exportCleaner), "application/x-ipynb+json")}>
                 Export notebook
               </button>
               <OpenAsNotebook conversation={conversation} messages={messages} />
