@@ -7,7 +7,7 @@
  * The sources stay in it unchanged, for tracebacks and `inspect`.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 /** A first run, as Kiln's worker makes it (its start-up imports are what a start imports). */
@@ -74,7 +74,10 @@ export function stdlibWithBytecode(pyodideDir: string, kilnDir: string, cacheDir
       ? Promise.resolve(new Uint8Array(readFileSync(cached)))
       : addBytecode(pyodideDir, kilnDir, stdlib).then((bytes) => {
           mkdirSync(cacheDir, { recursive: true });
-          writeFileSync(cached, bytes);
+          // Whole or not at all: a build stopped mid-write leaves no half archive to be served later.
+          const partial = `${cached}.${process.pid}.part`;
+          writeFileSync(partial, bytes);
+          renameSync(partial, cached);
           return bytes;
         });
     generated.set(key, made);
