@@ -195,7 +195,7 @@ export function loadWorkersAhead(network: boolean): void {
  * in a booting worker waits while its thread sets up Pyodide, and cost a start about 70 ms.
  * Sent again only when they change (a snapshot made, or given up), and only to a frame that
  * loads workers ahead (a page that keeps spares): a widget that never runs code would hold
- * 18 MB for nothing.
+ * 20 MB for nothing.
  */
 export function keepFilesInFrame(host: HostFrame, stdlib: HostFiles["stdlib"], snapshot: HostFiles["snapshot"]): void {
   const known = host.files;
