@@ -15,9 +15,10 @@ const FIRST_RUN = "x = 1\nprint(x)";
 
 /**
  * In the archive `stdlib` (the bytes of Pyodide's `python_stdlib.zip`), a `.pyc` beside each
- * module that Pyodide's start-up, Kiln's worker's and a {@link FIRST_RUN} import: "unchecked hash" bytecode (PEP 552), which the import
- * system uses without reading the source, whose code objects name the source's path in the
- * archive as Python sees it. Entries already there are copied as they are.
+ * module that Pyodide's start-up, Kiln's worker's set-up and a {@link FIRST_RUN} import:
+ * "unchecked hash" bytecode (PEP 552), which the import system uses without reading the
+ * source, whose code objects name the source's path in the archive as Python sees it. Entries
+ * already there are copied as they are.
  */
 async function addBytecode(pyodideDir: string, kilnDir: string, stdlib: Uint8Array): Promise<Uint8Array> {
   const { loadPyodide } = await import("pyodide");
