@@ -5,7 +5,7 @@ import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import katex from "katex";
 import { Markdown, readsQuickly, renderMarkdown } from "./Markdown";
-import { RENDER_LATEX_CHARS, withFormulas } from "./latex";
+import { MAX_FORMULA_CHARS, RENDER_LATEX_CHARS, renderLatex, withFormulas } from "./latex";
 
 /** The rendered Markdown as a DOM, to assert on elements and attributes rather than on text. */
 function render(source: string): HTMLElement {
@@ -265,12 +265,12 @@ describe("formulas in Markdown", () => {
     expect(formulas('$<img src=x onerror="alert(1)"> x$')).toEqual(['math-inline: <img src=x onerror="alert(1)"> x']);
   });
 
-  it("lays each formula out with KaTeX, which follows no link and loads nothing", () => {
+  it("lays each formula out with KaTeX, which follows no link and loads nothing", async () => {
     const link = "\\href{https://attacker.example/}{click}";
     // The attack is real: KaTeX trusted makes a link of it.
     expect(katex.renderToString(link, { trust: true })).toContain('href="https://attacker.example/"');
     const root = document.createElement("div");
-    root.innerHTML = withFormulas(katex, renderMarkdown(`Euler: $e^{i\\pi} + 1 = 0$ and $${link}$\n\n$$\\int_0^1 x\\,dx$$`) ?? "") ?? "";
+    root.innerHTML = (await withFormulas(katex, renderMarkdown(`Euler: $e^{i\\pi} + 1 = 0$ and $${link}$\n\n$$\\int_0^1 x\\,dx$$`) ?? "")) ?? "";
     expect(root.querySelectorAll(".math-inline .katex")).toHaveLength(2);
     expect(root.querySelectorAll(".math-display .katex-display")).toHaveLength(1);
     expect(root.querySelector("annotation")?.textContent).toBe("e^{i\\pi} + 1 = 0");
@@ -278,9 +278,20 @@ describe("formulas in Markdown", () => {
     expect(root.textContent).toContain("\\href");
   });
 
-  it("shows the TeX of Markdown with more formulas than it lays out", () => {
+  it("keeps the TeX of a formula KaTeX fails on or that is too long, and of Markdown with too many", async () => {
+    const deep = `${"\\frac{".repeat(1500)}1${"}{2}".repeat(1500)}`;
+    // The attack is real: KaTeX runs out of stack on it, whatever `throwOnError` says.
+    expect(() => katex.renderToString(deep, { throwOnError: false })).toThrow(RangeError);
+    const long = "x^2+".repeat(MAX_FORMULA_CHARS / 4 + 1);
+    const root = document.createElement("div");
+    root.innerHTML = (await withFormulas(katex, renderMarkdown(`$x_1$ and $${deep}$ and $${long}$`) ?? "")) ?? "";
+    const shown = [...root.querySelectorAll(".math-inline")];
+    expect(shown.map((formula) => formula.querySelector(".katex") !== null)).toEqual([true, false, false]);
+    expect(shown.slice(1).map((formula) => formula.textContent)).toEqual([deep, long]);
+    // Text/latex output alike: the formula KaTeX fails on shows its TeX.
+    expect(renderLatex(katex, `$x$ then $${deep}$`)).toContain(`then ${deep.slice(0, 40)}`);
     const many = Array.from({ length: RENDER_LATEX_CHARS / 8 + 1 }, (_, i) => `$x_{${i}}$`).join(" ");
-    expect(withFormulas(katex, renderMarkdown(many) ?? "")).toBeUndefined();
-    expect(withFormulas(katex, renderMarkdown("no formula") ?? "")).toBeUndefined();
+    expect(await withFormulas(katex, renderMarkdown(many) ?? "")).toBeUndefined();
+    expect(await withFormulas(katex, renderMarkdown("no formula") ?? "")).toBeUndefined();
   });
 });

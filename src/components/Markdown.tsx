@@ -234,10 +234,13 @@ function useFormulas(html: string | undefined): string | undefined {
   useEffect(() => {
     if (!hasFormulas) return undefined;
     let live = true;
-    loadKatex().then(
-      (katex) => live && setLaidOut({ html, result: withFormulas(katex, html) }),
-      () => undefined,
-    );
+    loadKatex()
+      .then((katex) => withFormulas(katex, html))
+      .then(
+        (result) => live && setLaidOut({ html, result }),
+        // KaTeX could not be loaded: the formulas keep their TeX.
+        () => undefined,
+      );
     return () => {
       live = false;
     };

@@ -37,13 +37,6 @@ export function loadKatex(): Promise<typeof katexModule> {
   return loading;
 }
 
-/**
- * One formula as KaTeX's HTML. Nothing in it can run or load: `trust: false` refuses
- * `\href`, `\url`, `\includegraphics` and the HTML commands; errors are shown in the formula.
- */
-export function renderFormula(katex: typeof katexModule, math: string, display: boolean): string {
-  return katex.renderToString(math, { displayMode: display, throwOnError: false, trust: false, maxExpand: 1000, maxSize: 20, strict: "ignore", output: "htmlAndMathml" });
-}
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
@@ -59,30 +52,64 @@ const sanitizeFormulas = (html: string) =>
     FORBID_ATTR: ["href", "xlink:href", "src", "action"],
   });
 
-/** The whole of `source` as HTML: its text escaped, its formulas by KaTeX. */
+/**
+ * One formula as KaTeX's HTML, sanitized again; undefined when KaTeX fails (a formula nested
+ * so deeply that it runs out of stack: `throwOnError: false` covers only TeX's own errors).
+ * Nothing in it can run or load: `trust: false` refuses `\href`, `\url`, `\includegraphics`
+ * and the HTML commands; TeX's errors are shown in the formula, in red.
+ */
+function formulaHtml(katex: typeof katexModule, math: string, display: boolean): string | undefined {
+  try {
+    return sanitizeFormulas(
+      katex.renderToString(math, { displayMode: display, throwOnError: false, trust: false, maxExpand: 1000, maxSize: 20, strict: "ignore", output: "htmlAndMathml" }),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+const escapeText = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+/** The whole of `source` as HTML: its text escaped, its formulas by KaTeX (as their TeX where KaTeX fails). */
 export function renderLatex(katex: typeof katexModule, source: string): string {
-  const html = latexParts(source)
-    .map((part) => ("text" in part ? part.text.replace(/[&<>"']/g, (c) => ESCAPES[c]) : renderFormula(katex, part.math, part.display)))
+  return latexParts(source)
+    .map((part) => ("text" in part ? escapeText(part.text) : (formulaHtml(katex, part.math, part.display) ?? escapeText(part.math))))
     .join("");
-  return sanitizeFormulas(html);
 }
 
 /** The elements rendered Markdown holds a formula in, its TeX as their text (see Markdown.tsx). */
 export const FORMULA_SELECTOR = "span.math-inline, span.math-display";
 
 /**
- * Rendered (and sanitized) Markdown with each of its formulas ({@link FORMULA_SELECTOR}) laid
- * out by KaTeX, or undefined when it has none, or more TeX than {@link RENDER_LATEX_CHARS} in
- * all (shown as its TeX then).
+ * The longest formula in Markdown that KaTeX lays out: Markdown is the model's, which may be
+ * steered to write formulas that take KaTeX long (a thousand characters of `x^2+x^2+…` take it
+ * about 20 ms, of a matrix about 45 ms, on the page's thread). Longer ones show their TeX.
  */
-export function withFormulas(katex: typeof katexModule, html: string): string | undefined {
+export const MAX_FORMULA_CHARS = 1000;
+/** How long laying out a Markdown's formulas keeps the page's thread before letting it go. */
+const SLICE_MS = 25;
+
+/**
+ * Rendered (and sanitized) Markdown with its formulas ({@link FORMULA_SELECTOR}) laid out by
+ * KaTeX, a few at a time between the page's other tasks; undefined when it has none, or more
+ * TeX than {@link RENDER_LATEX_CHARS} in all. A formula longer than {@link MAX_FORMULA_CHARS},
+ * or that KaTeX fails on, keeps its TeX.
+ */
+export async function withFormulas(katex: typeof katexModule, html: string): Promise<string | undefined> {
   const template = document.createElement("template");
   template.innerHTML = html;
   const formulas = [...template.content.querySelectorAll(FORMULA_SELECTOR)];
   const chars = formulas.reduce((sum, formula) => sum + (formula.textContent?.length ?? 0), 0);
   if (!formulas.length || chars > RENDER_LATEX_CHARS) return undefined;
+  let slice = performance.now();
   for (const formula of formulas) {
-    formula.innerHTML = sanitizeFormulas(renderFormula(katex, formula.textContent ?? "", formula.classList.contains("math-display")));
+    const math = formula.textContent ?? "";
+    const laidOut = math.length <= MAX_FORMULA_CHARS ? formulaHtml(katex, math, formula.classList.contains("math-display")) : undefined;
+    if (laidOut !== undefined) formula.innerHTML = laidOut;
+    if (performance.now() - slice > SLICE_MS) {
+      await new Promise((resolve) => setTimeout(resolve));
+      slice = performance.now();
+    }
   }
   return template.innerHTML;
 }
