@@ -13,6 +13,7 @@ import { expect } from "@playwright/test";
 import { hostTest } from "../support/embed-host";
 import { serveCellPages, type CellPages } from "../support/cell-pages";
 import { startEngine, type Engine, type EngineName, type EnginePage } from "./driver";
+import { startSocketServer } from "../support/socket-server";
 
 const test = hostTest.extend<{ page2: EnginePage; playground: EnginePage }, { engineName: EngineName; engine: Engine; sharedPlayground: EnginePage }>({
   engineName: ["firefox", { option: true, scope: "worker" }],
@@ -430,4 +431,77 @@ cellTest("an exercise's check fails, then passes, and the host gets each result"
   expect((await runInCell(page, 0, "try-2", "def total(items):\n    return sum(items)")).status).toBe("ok");
   await waitFor(page, `${fromCell(0, "check")}.length === 2`);
   expect(await page.eval(`${fromCell(0, "check")}[1].data`)).toEqual({ kiln: 1, type: "check", id: "try-2", cell: "total", passed: true, message: "Passed" });
+});
+
+let visits = 0;
+
+/** Saves `url` as the Jupyter server in the app's settings (as Settings does) and loads the chat again: the page then narrows its policy to it. */
+async function saveJupyterServer(page: EnginePage, url: string): Promise<void> {
+  await page.eval(`new Promise((resolve, reject) => {
+    const open = indexedDB.open("kiln");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const put = db.transaction("settings", "readwrite").objectStore("settings").put({ jupyter: { url: ${js(url)} } }, "app");
+      put.onsuccess = () => { db.close(); resolve(true); };
+      put.onerror = () => { db.close(); reject(put.error); };
+    };
+  })`);
+  // Not while the page still fetches Pyodide's files for its spare: a load cut short is reported as an error in Firefox.
+  await waitFor(page, PYODIDE_FETCHED);
+  // Loaded again at a new address: WebKit's WebDriver now and then failed to refresh a page whose Python was starting.
+  await page.goto(`${base()}/?visit=${++visits}#/chat`);
+  await waitFor(page, `document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content.includes(${js(new URL(url).host)})`);
+}
+
+/** The page has fetched Pyodide's WebAssembly, standard library and lock file (for its warm spare). */
+const PYODIDE_FETCHED = `performance.getEntriesByType("resource").filter((entry) => /(pyodide\\.asm\\.wasm|python_stdlib\\.zip|pyodide-lock\\.json)$/.test(entry.name) && entry.responseEnd > 0).length >= 3`;
+
+/** From the page: a WebSocket to each URL, and how each ended ("open", "error" or what it threw), with the policy violations seen. */
+const openSockets = (urls: string[]) => `(async () => {
+  const violations = [];
+  const seen = (event) => violations.push(event.effectiveDirective + " " + event.blockedURI);
+  document.addEventListener("securitypolicyviolation", seen);
+  const outcomes = await Promise.all(${js(urls)}.map((url) => new Promise((resolve) => {
+    try {
+      const socket = new WebSocket(url);
+      socket.onopen = () => (socket.close(), resolve("open"));
+      socket.onerror = () => resolve("error");
+    } catch (error) {
+      resolve("threw " + error.name);
+    }
+  })));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  document.removeEventListener("securitypolicyviolation", seen);
+  return { outcomes, violations };
+})()`;
+
+test("the page's policy lets a WebSocket reach the saved Jupyter server's origin and no other", async ({ engine }) => {
+  const [saved, other] = await Promise.all([startSocketServer(), startSocketServer()]);
+  const page = await engine.newPage();
+  try {
+    await page.goto(`${base()}/#/chat`);
+    await waitFor(page, `document.querySelector('meta[http-equiv="Content-Security-Policy"]')`);
+    // The attack is real: with the other server saved, the page reaches it.
+    await saveJupyterServer(page, other.url);
+    const control = `control-${Math.random().toString(36).slice(2)}`;
+    expect((await page.eval<{ outcomes: string[] }>(openSockets([`ws://127.0.0.1:${other.port}/${control}`]))).outcomes).toEqual(["open"]);
+    await expect.poll(() => other.hits).toContain(`/${control}`);
+    // Another server saved: the saved one opens, the other is refused by the policy and never reached.
+    await saveJupyterServer(page, saved.url);
+    const attack = `attack-${Math.random().toString(36).slice(2)}`;
+    const urls = [`ws://127.0.0.1:${saved.port}/${attack}`, `ws://127.0.0.1:${other.port}/${attack}`];
+    const { outcomes, violations } = await page.eval<{ outcomes: string[]; violations: string[] }>(openSockets(urls));
+    expect(outcomes[0]).toBe("open");
+    expect(outcomes[1]).not.toBe("open");
+    expect(violations).toEqual([`connect-src ${urls[1]}`]);
+    expect(saved.hits).toContain(`/${attack}`);
+    expect(other.hits.filter((hit) => hit.includes(attack))).toEqual([]);
+    // Firefox also reports the refusal to the page as an error: that one, and no other error.
+    const refusal = `(connect-src) at ${urls[1]}`;
+    expect((await page.errors()).filter((error) => !error.includes(refusal))).toEqual([]);
+  } finally {
+    await page.close();
+    await Promise.all([saved.stop(), other.stop()]);
+  }
 });
