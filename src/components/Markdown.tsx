@@ -256,6 +256,6 @@ function useFormulas(html: string | undefined): string | undefined {
 export function highlightCode(code: string, language: string): string {
   const html = hljs.getLanguage(language)
     ? hljs.highlight(code, { language }).value
-    : code.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+    : escapeHtml(code);
   return sanitizeMarkdownHtml(html);
 }

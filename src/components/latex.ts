@@ -37,7 +37,6 @@ export function loadKatex(): Promise<typeof katexModule> {
   return loading;
 }
 
-
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 /**
@@ -78,7 +77,7 @@ export function renderLatex(katex: typeof katexModule, source: string): string {
 }
 
 /** The elements rendered Markdown holds a formula in, its TeX as their text (see Markdown.tsx). */
-export const FORMULA_SELECTOR = "span.math-inline, span.math-display";
+const FORMULA_SELECTOR = "span.math-inline, span.math-display";
 
 /**
  * The longest formula in Markdown that KaTeX lays out: Markdown is the model's, which may be
