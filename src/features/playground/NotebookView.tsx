@@ -3,33 +3,25 @@ import type { SessionSnapshot } from "../../../workers/python-api";
 import { runCode } from "../../execution/run-code";
 import { answerJupyterInput, jupyterBackend } from "../../execution/jupyter/backend";
 import { jupyterServer, restartJupyterKernel } from "../../execution/jupyter/server";
-import type { OutputItem } from "../../model/output";
+import { changeKind, clearCounts, editSource, insertCell, moveCell, removeCell, setCount } from "../../notebook/edits";
 import { newCell, type CellKind, type Notebook } from "../../notebook/model";
 import { noSandboxReason, sandboxChoice, sandboxProvider } from "../../providers";
 import type { SessionState } from "../../runtime/python-session";
 import { sessionConfig } from "../../runtime/session-config";
 import { usePythonSession } from "../../runtime/use-python-session";
-import { storageFailure } from "../../storage/db";
-import { loadNotebookState, notebookScope, saveCellOutputs, saveNotebook, saveNotebookState } from "../../storage/notebooks";
-import { readNotebook } from "../../storage/read-off-thread";
-import { welcomeNotebook } from "../../notebook/welcome";
-import { leaveKept, saveKept } from "../../storage/kept-saves";
+import { loadNotebookState, notebookScope, saveNotebookState } from "../../storage/notebooks";
+import { saveKept } from "../../storage/kept-saves";
 import { FilesPanel } from "../files/FilesPanel";
 import { useDrawer } from "../../components/drawer";
 import { useSessionFiles } from "../files/use-session-files";
 import { useSettings } from "../settings/settings-context";
 import { restoreVariables } from "../restore-variables";
-import { tabLocks } from "../tab-lock";
 import { Cell, type CellActions } from "./Cell";
 import { NotebookFiles, useNotebookDrop } from "./NotebookFiles";
+import { NotebookNotices } from "./NotebookNotices";
 import { NotebookRuns, type RunsHost } from "./notebook-runs";
 import { RunStatusLine } from "./RunStatusLine";
-
-/** One tab at a time edits and runs a notebook; the others follow it read-only (see tab-lock.ts). */
-export const notebookLocks = tabLocks("notebook");
-
-/** Notebooks whose interpreter was already brought back on this page. */
-const restoredOnThisPage = new Set<string>();
+import { notebookLocks, restoredOnThisPage, useStoredNotebook } from "./use-stored-notebook";
 
 /** What the status line says in a tab that follows another one's runs. */
 const FOLLOWING: SessionState = { kind: "loading", message: "Python runs in the tab that edits this notebook" };
@@ -40,9 +32,6 @@ const FOLLOWING: SessionState = { kind: "loading", message: "Python runs in the 
  */
 const FIRST_CELLS = 12;
 const MORE_CELLS = 16;
-
-/** Edits are saved this long after the last one. */
-const SAVE_AFTER_MS = 250;
 
 /** The notebook's metadata key that names its kernel: `"jupyter"` for the person's Jupyter server, else the browser. */
 export const KERNEL_KEY = "kiln_kernel";
@@ -70,13 +59,6 @@ interface Props {
 export function NotebookView({ id, onTitle, onMissing }: Props) {
   const { settings, loaded } = useSettings();
   const filesDrawer = useDrawer("Files", 700, "end");
-  const [notebook, setNotebook] = useState<Notebook | null>(null);
-  /** The notebook as shown, up to the last edit (set with each edit, before React renders it). */
-  const current = useRef<Notebook | null>(null);
-  /** An edit not saved yet. */
-  const dirty = useRef(false);
-  const [saveProblem, setSaveProblem] = useState("");
-  const [loadProblem, setLoadProblem] = useState("");
   const [notice, setNotice] = useState("");
   const lastFocused = useRef<string | null>(null);
   const [focusRequest, setFocusRequest] = useState<{ id: string; seq: number } | null>(null);
@@ -91,8 +73,12 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     await flush.current();
   });
   const here = hold === "here";
-  /** The notebook as stored has been read since this tab took it: until then nothing typed here could be kept. */
-  const [readHere, setReadHere] = useState(false);
+  /** The notebook as shown, up to the last edit. */
+  const current = useRef<Notebook | null>(null);
+  const { notebook, change, persist, saveOutputs, saveProblem, loadProblem, readHere } = useStoredNotebook(id, hold, runs, current, { onTitle, onMissing });
+  useEffect(() => {
+    flush.current = persist;
+  }, [persist]);
   const readOnly = !here || !readHere;
 
   const scope = notebookScope(id);
@@ -107,32 +93,6 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
   useEffect(() => {
     live.current = { session, config, settings, files };
   });
-
-  const saveOutputs = useCallback(
-    (cellId: string, outputs: readonly OutputItem[]) =>
-      saveCellOutputs(id, cellId, [...outputs]).then(
-        () => {
-          notebookLocks.announceSaved(id);
-          setSaveProblem("");
-        },
-        (error: unknown) => {
-          console.error("Could not save a cell's output.", error);
-          setSaveProblem(storageFailure(error));
-        },
-      ),
-    [id],
-  );
-
-  /** Apply `update` to the notebook shown, and save it shortly. */
-  const change = useCallback((update: (notebook: Notebook) => Notebook) => {
-    const before = current.current;
-    if (!before) return;
-    const next = update(before);
-    if (next === before) return;
-    current.current = next;
-    dirty.current = true;
-    setNotebook(next);
-  }, []);
 
   useEffect(() => {
     const host: RunsHost = {
@@ -156,8 +116,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
           onEvent,
         });
       },
-      counted: (cellId, count) =>
-        change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.id === cellId ? { ...cell, executionCount: count, fileOutputs: undefined } : cell)) })),
+      counted: (cellId, count) => change((notebook) => setCount(notebook, cellId, count)),
       outputs: (cellId, outputs) => void saveOutputs(cellId, outputs),
       finished: async (cellId, source, run) => {
         // The code that ran, and its count, are saved with its outputs (not only after the next pause in typing).
@@ -178,96 +137,6 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     (listener) => runningOwner?.subscribe(listener) ?? (() => undefined),
     () => runningOwner?.current.startedAt ?? 0,
   );
-
-  const persist = useCallback(async () => {
-    const shown = current.current;
-    if (!shown || !dirty.current) return;
-    dirty.current = false;
-    try {
-      await saveNotebook({ ...shown, updatedAt: Date.now() });
-      notebookLocks.announceSaved(id);
-      setSaveProblem("");
-      setLoadProblem("");
-    } catch (error) {
-      console.error("Could not save the notebook.", error);
-      // Saved again at the next edit.
-      dirty.current = true;
-      setSaveProblem(storageFailure(error));
-    }
-  }, [id]);
-  useEffect(() => {
-    flush.current = persist;
-  }, [persist]);
-
-  // Saved shortly after each edit.
-  useEffect(() => {
-    if (!notebook || !dirty.current || !here) return;
-    const timer = setTimeout(() => void persist(), SAVE_AFTER_MS);
-    return () => clearTimeout(timer);
-  }, [notebook, here, persist]);
-
-  // Leaving the page (a reload, a closed tab) saves what was typed since the last save at once.
-  useEffect(() => {
-    if (!here) return;
-    const leave = () => void persist();
-    window.addEventListener("pagehide", leave);
-    return () => window.removeEventListener("pagehide", leave);
-  }, [here, persist]);
-
-  // While an edit is not saved, closing or reloading the page asks first (the browser's own "Leave site?").
-  useEffect(() => {
-    if (!saveProblem) return;
-    const askFirst = (event: BeforeUnloadEvent) => event.preventDefault();
-    window.addEventListener("beforeunload", askFirst);
-    return () => window.removeEventListener("beforeunload", askFirst);
-  }, [saveProblem]);
-
-  // The notebook as stored: read when this tab takes it, and again at each save of the tab that edits it while this one follows.
-  useEffect(() => {
-    if (hold === "waiting") return;
-    let cancelled = false;
-    const show = (stored: Notebook) => {
-      current.current = stored;
-      dirty.current = false;
-      setNotebook(stored);
-      for (const cell of stored.cells) runs.cell(cell.id, cell.outputs).owner.show(cell.outputs);
-      runs.countFrom(Math.max(0, ...stored.cells.map((cell) => cell.executionCount ?? 0)));
-    };
-    const load = () =>
-      readNotebook(id).then(
-        (stored) => {
-          if (cancelled) return;
-          if (!stored) return onMissing(id);
-          show(stored);
-          setLoadProblem("");
-          onTitle(id, stored.title);
-        },
-        (error: unknown) => {
-          if (cancelled) return;
-          setLoadProblem(storageFailure(error));
-          // What is stored stays: the example shown is not saved over it until the person edits or runs code here.
-          if (!current.current) show({ ...welcomeNotebook(), id });
-        },
-      );
-    if (hold !== "here") {
-      // The tab that edits it holds the newer variables: they are brought back here if this tab takes over.
-      restoredOnThisPage.delete(id);
-      leaveKept(id, ["variables"], false);
-      void load();
-      const stopFollowing = notebookLocks.onNote("saved", id, () => void load());
-      return () => {
-        cancelled = true;
-        stopFollowing();
-      };
-    }
-    leaveKept(id, ["variables"], true);
-    // Editable once read: what the other tab saved last comes in first, and is not put over what is typed here.
-    void load().then(() => !cancelled && setReadHere(true));
-    return () => {
-      cancelled = true;
-      setReadHere(false);
-    };
-  }, [hold, id, runs, onTitle, onMissing]);
 
   // The variables saved after the last run that ended ok come back once per page.
   useEffect(() => {
@@ -292,12 +161,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     (kind: CellKind, after = lastFocused.current) => {
       const cell = newCell(kind);
       if (kind === "markdown") runs.cell(cell.id).set({ editing: true });
-      change((notebook) => {
-        const index = notebook.cells.findIndex((c) => c.id === after);
-        const cells = [...notebook.cells];
-        cells.splice(index < 0 ? cells.length : index + 1, 0, cell);
-        return { ...notebook, cells };
-      });
+      change((notebook) => insertCell(notebook, cell, after));
       focusCell(cell.id);
     },
     [change, runs, focusCell],
@@ -305,7 +169,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
 
   const actions = useMemo<CellActions>(
     () => ({
-      edit: (cellId, source) => change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.id === cellId ? { ...cell, source } : cell)) })),
+      edit: (cellId, source) => change((notebook) => editSource(notebook, cellId, source)),
       run: (cellId, advance, target = "") => {
         const cells = current.current?.cells ?? [];
         const index = cells.findIndex((cell) => cell.id === cellId);
@@ -321,17 +185,9 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
       remove: (cellId) => {
         runs.forget(cellId);
         if (lastFocused.current === cellId) lastFocused.current = null;
-        change((notebook) => ({ ...notebook, cells: notebook.cells.filter((cell) => cell.id !== cellId) }));
+        change((notebook) => removeCell(notebook, cellId));
       },
-      move: (cellId, by) =>
-        change((notebook) => {
-          const index = notebook.cells.findIndex((cell) => cell.id === cellId);
-          const to = index + by;
-          if (index < 0 || to < 0 || to >= notebook.cells.length) return notebook;
-          const cells = [...notebook.cells];
-          [cells[index], cells[to]] = [cells[to], cells[index]];
-          return { ...notebook, cells };
-        }),
+      move: (cellId, by) => change((notebook) => moveCell(notebook, cellId, by)),
       changeKind: (cellId, kind) => {
         const cell = current.current?.cells.find((c) => c.id === cellId);
         if (!cell || cell.kind === kind) return;
@@ -342,10 +198,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
           void saveOutputs(cellId, []);
         }
         runs.cell(cellId).set({ editing: kind === "markdown", state: "idle", offer: "" });
-        change((notebook) => ({
-          ...notebook,
-          cells: notebook.cells.map((c) => (c.id === cellId ? { ...c, kind, executionCount: null, outputs: [], fileOutputs: undefined } : c)),
-        }));
+        change((notebook) => changeKind(notebook, cellId, kind));
         focusCell(cellId);
       },
       focused: (cellId) => {
@@ -368,7 +221,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
     if (!session) return;
     runs.stop();
     runs.resetCounter();
-    change((notebook) => ({ ...notebook, cells: notebook.cells.map((cell) => (cell.executionCount === null ? cell : { ...cell, executionCount: null })) }));
+    change(clearCounts);
     for (const cell of current.current?.cells ?? []) runs.cell(cell.id).set({ state: "idle" });
     setNotice("");
     // The notebook's kernel on the Jupyter server restarts too, if it has one.
@@ -439,31 +292,7 @@ export function NotebookView({ id, onTitle, onMissing }: Props) {
         </button>
         <RunStatusLine state={!here && hold !== "waiting" ? FOLLOWING : state} running={running !== null} startedAt={startedAt} />
       </div>
-      {!here && hold !== "waiting" && (
-        <p className="notice notice-info notebook-elsewhere">
-          {hold === "taking"
-            ? "Taking this notebook over: the other tab is stopping its run and saving…"
-            : "This notebook is open in another tab, which edits and runs it; here it follows what that tab saves."}
-          {hold === "elsewhere" && (
-            <button type="button" className="link-button" onClick={takeOver}>
-              Use it here
-            </button>
-          )}
-        </p>
-      )}
-      {notice && <p className="notice notice-info">{notice}</p>}
-      {loadProblem && (
-        <p className="notice notice-warning" role="alert">
-          Your saved code could not be read from the browser's storage ({loadProblem}), so the example is shown. What is stored
-          stays until you edit or run code here; a reload tries to read it again.
-        </p>
-      )}
-      {saveProblem && (
-        <p className="notice notice-warning" role="alert">
-          Your code could not be saved, so a reload would lose it ({saveProblem}). Free some space in the browser's storage; it is
-          saved again at your next edit.
-        </p>
-      )}
+      <NotebookNotices hold={hold} takeOver={takeOver} notice={notice} loadProblem={loadProblem} saveProblem={saveProblem} />
       <div className="cells">
         {cells.map((cell, index) => (
           <Cell

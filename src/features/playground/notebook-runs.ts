@@ -11,8 +11,8 @@ export interface RunsHost {
   /** The code of cell `id` now, or undefined when it is gone or not a code cell. */
   source(id: string): string | undefined;
   execute(source: string, options: { signal: AbortSignal; onEvent: (event: WorkerEvent) => void; target: RunTarget }): Promise<RunOutcome>;
-  /** Cell `id` starts its run as number `count` (null: its count is cleared). */
-  counted(id: string, count: number | null): void;
+  /** Cell `id` starts its run as number `count`. */
+  counted(id: string, count: number): void;
   /** The outputs of cell `id` so far, at most every {@link OUTPUT_SAVE_INTERVAL_MS} while it runs, and at its end. */
   outputs(id: string, outputs: OutputItem[]): void;
   /** Cell `id` ran `source` to its end. */
