@@ -4,24 +4,22 @@ import type {
   FileData,
   FileInfo,
   ImportReport,
-  MimeBundle,
   RestoreReport,
   RunResult,
   RuntimeInfo,
-  SentCuts,
   PostedEvent,
   SessionSnapshot,
-  StreamName,
   WorkerEvent,
   WorkerRunOutcome,
 } from "../../workers/python-api";
-import { RUN_DISPLAY_CHARS, RUN_FILE_CHARS, entryChars } from "../../workers/output-limits";
 import { FLOODED, type WorkerHandle } from "./python-worker";
 import type { SessionConfig } from "./session-config";
 import { takeWorker, warmSpare, warmSpareLater } from "./spares";
 import { emptySnapshot, merged, without } from "./session-state";
 import { watchStop, type StoppedRun } from "./stop-watch";
 import { watchCall } from "./call-watch";
+import { RunIntake } from "./run-intake";
+import { WorkerPrep, type WorkerSetup } from "./worker-prep";
 
 /** After a replacement, the next spare waits this long, so the restore and the next run go first. */
 const SPARE_AFTER_RECOVERY_MS = 250;
@@ -29,13 +27,6 @@ const SPARE_AFTER_RECOVERY_MS = 250;
 const SPARE_AFTER_RUN_MS = 250;
 /** Workers lost in a row (crashes with no good run between) before the saved state is given up. */
 const MAX_LOSSES_BEFORE_RESET = 2;
-/**
- * What a run may send before its worker is replaced: twice what the limits keep (the worker
- * keeps to them; only Python that took the worker over sends more), in characters of text, and
- * in bytes of files sent as bytes.
- */
-const receivedCharsLimit = (outputLimitBytes: number) => 2 * (outputLimitBytes + RUN_DISPLAY_CHARS) + (1 << 20);
-const RECEIVED_BYTES_LIMIT = 2 * RUN_FILE_CHARS;
 /** The characters of a line of progress kept (the status line shows one line). */
 const PROGRESS_CHARS = 160;
 /**
@@ -68,16 +59,7 @@ interface ActiveRun extends StoppedRun {
   handlers: RunHandlers;
   /** Called on the worker's "done" event: every event of the run has arrived. */
   drained: () => void;
-  /** Characters of output and displays received, checked against the page's own cap. */
-  receivedChars: number;
-  /** Bytes of files received as bytes. */
-  receivedBytes: number;
-  /** Pieces of stream text received (each of a `streams` event's runs), checked against the same cap as characters. */
-  receivedPieces: number;
-  /** Characters of stdout and stderr passed on; past the run's limit the page cuts them itself. */
-  streamChars: number;
-  /** Whether the run was told its text output was cut. */
-  truncated?: boolean;
+  intake: RunIntake;
 }
 
 /**
@@ -99,12 +81,7 @@ export class PythonSession {
   private disposed = false;
   /** The last worker that died while idle, and its replacement's restore (which never fails). */
   private recovering: { from: WorkerHandle; report: Promise<RestoreReport> } | undefined;
-  /** Runs on every new worker before it takes any call (puts the person's files back). */
-  private workerSetup: ((api: WorkerHandle["api"]) => Promise<void>) | undefined;
-  /** The setup each worker had (or is having). */
-  private readonly setUp = new WeakMap<WorkerHandle, { setup: (api: WorkerHandle["api"]) => Promise<void>; finished: Promise<void> }>();
-  /** Each worker's start-up, setup included. */
-  private readonly prepared = new WeakMap<WorkerHandle, Promise<RuntimeInfo>>();
+  private readonly prep = new WorkerPrep();
 
   /**
    * `runWaits`: the session starts because a run is waiting for it. Its first worker then makes
@@ -124,49 +101,15 @@ export class PythonSession {
 
   /** Resolves when Python is ready (rejects if it could not start). */
   get ready(): Promise<RuntimeInfo> {
-    return this.whenReady(this.current);
+    return this.prep.ready(this.current);
   }
 
   /**
    * Work every worker of this session needs before it runs anything, now and after each
    * restart or replacement (a failure is logged, never fatal).
    */
-  setWorkerSetup(setup: (api: WorkerHandle["api"]) => Promise<void>): void {
-    this.workerSetup = setup;
-    const worker = this.current;
-    const prepared = this.prepare(worker);
-    prepared.catch(() => undefined);
-    this.prepared.set(worker, prepared);
-  }
-
-  private whenReady(worker: WorkerHandle): Promise<RuntimeInfo> {
-    let ready = this.prepared.get(worker);
-    if (!ready) {
-      ready = this.prepare(worker);
-      ready.catch(() => undefined);
-      this.prepared.set(worker, ready);
-    }
-    return ready;
-  }
-
-  private async prepare(worker: WorkerHandle): Promise<RuntimeInfo> {
-    const info = await worker.ready;
-    const setup = this.workerSetup;
-    let done = this.setUp.get(worker);
-    // Once per worker and setup: a start-up begun before the setup was given runs it too, and the later one waits for it.
-    if (setup && done?.setup !== setup) {
-      done = {
-        setup,
-        finished: setup(worker.api).catch((error: unknown) => {
-          if (worker.alive) console.error("Worker setup failed.", error);
-        }),
-      };
-      this.setUp.set(worker, done);
-    }
-    await done?.finished;
-    // Ended during its setup: not ready, whatever the setup did.
-    if (!worker.alive) await worker.gone;
-    return info;
+  setWorkerSetup(setup: WorkerSetup): void {
+    this.prep.use(setup, this.current);
   }
 
   subscribe(listener: (state: SessionState) => void): () => void {
@@ -361,7 +304,7 @@ export class PythonSession {
   private adopt(worker: WorkerHandle, message: string, spare: "on-ready" | "later" = "on-ready"): WorkerHandle {
     worker.onEvent = (event) => this.onWorkerEvent(worker, event);
     this.setState({ kind: "loading", message });
-    this.whenReady(worker).then(
+    this.prep.ready(worker).then(
       (info) => {
         if (this.current !== worker) return;
         if (!this.active) this.setState({ kind: "ready", info });
@@ -402,7 +345,7 @@ export class PythonSession {
     const names = [...this.snapshot.names].sort();
     const worker = this.swap(message, "later");
     try {
-      await this.whenReady(worker);
+      await this.prep.ready(worker);
       const report = await this.restoreInto(worker);
       if (this.current === worker && !this.active) this.setState({ kind: "ready", info: await worker.ready });
       return report;
@@ -432,56 +375,9 @@ export class PythonSession {
       // Package loading is shown in the status line as well as to the run.
       this.setState({ ...this.state, message: event.message });
     }
-    const run = this.active;
-    if (run && event.type !== "input-request" && event.type !== "truncated" && event.type !== "fatal" && event.type !== "done") {
-      // The worker caps a run's output itself; one that floods the page anyway is replaced. Each
-      // piece of stream text (and each line of progress, each clear) counts as well as its
-      // characters: a flood of tiny pieces costs too. An update of a display costs what a display does.
-      const limit = receivedCharsLimit(this.config.outputLimitBytes);
-      if (event.type === "streams") {
-        run.receivedPieces += Math.max(event.runs.length, 1);
-        for (const [, text] of event.runs) run.receivedChars += text.length;
-      } else if (event.type === "progress") {
-        run.receivedPieces++;
-        run.receivedChars += event.message.length;
-      } else if (event.type === "clear-output") {
-        run.receivedPieces++;
-      } else {
-        run.receivedChars += bundleChars(event.data);
-        run.receivedBytes += sentBytes(event.cut);
-      }
-      if (run.receivedChars > limit || run.receivedPieces > limit || run.receivedBytes > RECEIVED_BYTES_LIMIT) {
-        worker.terminate(FLOODED);
-        return;
-      }
-    }
-    if (run && event.type === "streams") {
-      for (const [name, text] of event.runs) this.passStream(run, name, text);
-      return;
-    }
-    if (run && event.type === "truncated") {
-      this.cutStreams(run);
-      return;
-    }
     if (event.type === "fatal") worker.terminate(event.message);
     else if (event.type === "done") this.active?.drained();
-    else if (event.type !== "streams") this.active?.handlers.onEvent?.(event);
-  }
-
-  /** Pass one piece of stream text on, within the run's text limit: the worker is not trusted to keep to it. */
-  private passStream(run: ActiveRun, name: StreamName, sent: string): void {
-    const room = this.config.outputLimitBytes - run.streamChars;
-    const text = sent.slice(0, Math.max(room, 0));
-    run.streamChars += text.length;
-    if (text) run.handlers.onEvent?.({ type: "stream", name, text });
-    if (text.length < sent.length) this.cutStreams(run);
-  }
-
-  /** Tell the run, once, that its text output was cut. */
-  private cutStreams(run: ActiveRun): void {
-    if (run.truncated) return;
-    run.truncated = true;
-    run.handlers.onEvent?.({ type: "truncated", limitBytes: this.config.outputLimitBytes });
+    else if (this.active && !this.active.intake.take(event)) worker.terminate(FLOODED);
   }
 
   private async execute(code: string, handlers: RunHandlers): Promise<RunResult> {
@@ -489,7 +385,7 @@ export class PythonSession {
     const worker = this.current;
     let info: RuntimeInfo;
     try {
-      info = await this.whenReady(worker);
+      info = await this.prep.ready(worker);
     } catch (error) {
       return {
         status: "crashed",
@@ -501,7 +397,7 @@ export class PythonSession {
     let drained = () => undefined as void;
     // Results come over Comlink, events over their own port: wait for both to be in.
     const allEvents = new Promise<void>((resolve) => (drained = resolve));
-    const run: ActiveRun = { id: ++this.runs, handlers, drained, receivedChars: 0, receivedBytes: 0, receivedPieces: 0, streamChars: 0 };
+    const run: ActiveRun = { id: ++this.runs, handlers, drained, intake: new RunIntake(this.config.outputLimitBytes, handlers.onEvent) };
     this.active = run;
     this.setState({ kind: "running", info });
     const timeoutMs = handlers.timeoutMs ?? this.config.timeoutMs;
@@ -561,7 +457,7 @@ export class PythonSession {
       // on the same channel as this, must not interrupt whatever Python does next.
       if (run.stopReason) await worker.clearInterrupt();
       if (this.current.alive) {
-        this.whenReady(this.current).then(
+        this.prep.ready(this.current).then(
           (ready) => {
             if (!this.active && this.current.alive) this.setState({ kind: "ready", info: ready });
           },
@@ -570,20 +466,6 @@ export class PythonSession {
       }
     }
   }
-}
-
-/** The characters of a bundle: its keys and text, and each entry's overhead. */
-function bundleChars(data: MimeBundle): number {
-  let chars = 0;
-  for (const [key, text] of Object.entries(data)) chars += entryChars(key, text);
-  return chars;
-}
-
-/** The bytes of files sent as bytes (Blobs arrive by reference and cost the page nothing). */
-function sentBytes(cut: SentCuts | undefined): number {
-  let bytes = 0;
-  for (const { file } of Object.values(cut ?? {})) if (file instanceof Uint8Array) bytes += file.byteLength;
-  return bytes;
 }
 
 /** A run stopped while it waited its turn (`since` it was asked for): none of it ran. */
