@@ -6,7 +6,7 @@
  *
  * The cells of one session (`data-kiln-session`, default: the whole page) share one
  * interpreter, held by the session's first cell; the token that ties them together is drawn
- * here at random for each page load and session (see shared-session.ts for who may use it).
+ * here at random for each page load and session (see siblings.ts for who may use it).
  */
 import { cellFragment, newSessionToken, type CellConfig } from "./cell-config";
 
