@@ -83,16 +83,30 @@ function parseToLead(data: Record<string, unknown>): ToLead | undefined {
   }
 }
 
-/** Every sibling frame of this one (the frames of its parent window but itself). */
+/** Every sibling frame of this one that shows Kiln (the frames of its parent window but itself). */
 function siblings(): Window[] {
   const parent = window.parent;
   if (parent === window) return [];
   const frames: Window[] = [];
   for (let i = 0; i < parent.length; i++) {
     const frame = parent[i];
-    if (frame && frame !== window) frames.push(frame);
+    if (frame && frame !== window && showsKiln(frame)) frames.push(frame);
   }
   return frames;
+}
+
+/**
+ * Whether `frame` shows a page of Kiln's origin now. The host page's own frames, and a cell's
+ * frame that has not loaded yet (its first document is the host's), are of another origin: a
+ * message to them would not be delivered, and the browser would log an error in the host's
+ * console for each. Reading their location throws; a cell that loads later says hello itself.
+ */
+function showsKiln(frame: Window): boolean {
+  try {
+    return frame.location.origin === location.origin;
+  } catch {
+    return false;
+  }
 }
 
 /**
