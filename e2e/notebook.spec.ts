@@ -6,6 +6,15 @@ import { storedRecords } from "./support/stored";
 const code = cellCode;
 const out = cellOutput;
 const count = (page: Page, n: number) => cell(page, n).locator(".cell-count");
+/** The Markdown box of cell `n`, while it is being written. */
+const markdownBox = (page: Page, n: number) => cell(page, n).getByRole("textbox", { name: "Markdown" });
+
+/** Adds a Markdown cell as Cell 2 (after Cell 1, focused last), writes `source` in it and renders it with Ctrl+Enter. */
+async function addMarkdownCell(page: Page, source: string) {
+  await page.getByRole("button", { name: "Add Markdown cell" }).click();
+  await markdownBox(page, 2).fill(source);
+  await markdownBox(page, 2).press("Control+Enter");
+}
 
 const fill = fillCell;
 const runCell = runCellN;
@@ -31,14 +40,14 @@ test("cells are added after the one focused, moved, deleted and change kind", as
   // Added after the cell focused last (Cell 1), not at the end.
   await code(page, 1).click();
   await page.getByRole("button", { name: "Add Markdown cell" }).click();
-  const markdown = cell(page, 2).getByRole("textbox", { name: "Markdown" });
+  const markdown = markdownBox(page, 2);
   await expect(markdown).toBeFocused();
   await markdown.fill("## Notes");
   await expect(code(page, 3)).toContainText("second = 2");
 
   await cell(page, 2).getByRole("button", { name: "Move cell down" }).click();
   await expect(code(page, 2)).toContainText("second = 2");
-  await expect(cell(page, 3).getByRole("textbox", { name: "Markdown" })).toHaveValue("## Notes");
+  await expect(markdownBox(page, 3)).toHaveValue("## Notes");
   await cell(page, 2).getByRole("button", { name: "Move cell up" }).click();
   await expect(code(page, 1)).toContainText("second = 2");
   await expect(cell(page, 1).getByRole("button", { name: "Move cell up" })).toBeDisabled();
@@ -46,7 +55,7 @@ test("cells are added after the one focused, moved, deleted and change kind", as
   await cell(page, 3).getByRole("combobox", { name: "Cell type" }).selectOption("code");
   await expect(code(page, 3)).toContainText("## Notes");
   await cell(page, 1).getByRole("combobox", { name: "Cell type" }).selectOption("markdown");
-  await expect(cell(page, 1).getByRole("textbox", { name: "Markdown" })).toHaveValue("second = 2");
+  await expect(markdownBox(page, 1)).toHaveValue("second = 2");
 
   await cell(page, 1).getByRole("button", { name: "Delete cell" }).click();
   await expect(cell(page, 3)).toHaveCount(0);
@@ -130,17 +139,15 @@ test("queued and running cells show it; Stop stops the running one and drops the
 test("a Markdown cell shows its text rendered, and a script in it does not run", async ({ page }) => {
   await openPlayground(page);
   await newNotebook(page);
-  await page.getByRole("button", { name: "Add Markdown cell" }).click();
   const source = '## Results\n\nSome *words*.\n\n<script>window.kilnRan = "script"</script><img src="x" onerror="window.kilnRan = \'img\'">';
-  await cell(page, 2).getByRole("textbox", { name: "Markdown" }).fill(source);
-  await cell(page, 2).getByRole("textbox", { name: "Markdown" }).press("Control+Enter");
+  await addMarkdownCell(page, source);
   await expect(cell(page, 2).getByRole("heading", { name: "Results" })).toBeVisible();
   await expect(cell(page, 2).locator("em")).toHaveText("words");
-  await expect(cell(page, 2).getByRole("textbox", { name: "Markdown" })).toHaveCount(0);
+  await expect(markdownBox(page, 2)).toHaveCount(0);
   // The payload is there, in the cell's source, and nothing of it ran.
   await cell(page, 2).getByRole("button", { name: "Edit" }).click();
-  await expect(cell(page, 2).getByRole("textbox", { name: "Markdown" })).toHaveValue(source);
-  await cell(page, 2).getByRole("textbox", { name: "Markdown" }).press("Shift+Enter");
+  await expect(markdownBox(page, 2)).toHaveValue(source);
+  await markdownBox(page, 2).press("Shift+Enter");
   await expect(cell(page, 2).locator("script, [onerror]")).toHaveCount(0);
   await page.waitForTimeout(500);
   expect(await page.evaluate(() => (window as unknown as { kilnRan?: string }).kilnRan)).toBeUndefined();
@@ -151,10 +158,7 @@ test("a Markdown cell shows its text rendered, and a script in it does not run",
 test("a Markdown cell lays out its formulas with KaTeX, and leaves prices as text", async ({ page }) => {
   await openPlayground(page);
   await newNotebook(page);
-  await page.getByRole("button", { name: "Add Markdown cell" }).click();
-  const source = "Euler: $e^{i\\pi} + 1 = 0$, for $5 or $10.\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$";
-  await cell(page, 2).getByRole("textbox", { name: "Markdown" }).fill(source);
-  await cell(page, 2).getByRole("textbox", { name: "Markdown" }).press("Control+Enter");
+  await addMarkdownCell(page, "Euler: $e^{i\\pi} + 1 = 0$, for $5 or $10.\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$");
   const view = cell(page, 2).locator(".markdown");
   await expect(view.locator(".math-inline .katex")).toHaveCount(1);
   await expect(view.locator(".math-display .katex-display")).toHaveCount(1);

@@ -8,15 +8,13 @@ import sql from "highlight.js/lib/languages/sql";
 import { Lexer, Marked, type TokenizerAndRendererExtension } from "marked";
 import { markedHighlight } from "marked-highlight";
 import { useEffect, useMemo, useState } from "react";
-import { loadKatex, withFormulas } from "./latex";
+import { escapeHtml, loadKatex, withFormulas } from "./latex";
 import { hookedSanitizer } from "./sanitizer";
 import { useSpreadWork } from "./spread-work";
 
 for (const [name, language] of Object.entries({ bash, javascript, json, python, sql })) {
   hljs.registerLanguage(name, language);
 }
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 /**
  * Formulas, as Jupyter and Pandoc read them: `$$…$$` and `\[…\]` displayed, `$…$` and `\(…\)`

@@ -67,12 +67,13 @@ function formulaHtml(katex: typeof katexModule, math: string, display: boolean):
   }
 }
 
-const escapeText = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+/** `text` as HTML text: `&`, `<`, `>` and quotes escaped. */
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 /** The whole of `source` as HTML: its text escaped, its formulas by KaTeX (as their TeX where KaTeX fails). */
 export function renderLatex(katex: typeof katexModule, source: string): string {
   return latexParts(source)
-    .map((part) => ("text" in part ? escapeText(part.text) : (formulaHtml(katex, part.math, part.display) ?? escapeText(part.math))))
+    .map((part) => ("text" in part ? escapeHtml(part.text) : (formulaHtml(katex, part.math, part.display) ?? escapeHtml(part.math))))
     .join("");
 }
 

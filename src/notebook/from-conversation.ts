@@ -8,8 +8,8 @@ const quoted = (text: string): string => `**You asked:**\n\n${text.split("\n").m
 /**
  * A notebook of a conversation, to carry on by hand: each Python cell the model ran, in order,
  * with its outputs and execution counts 1, 2, 3…; the person's messages as quoted Markdown and
- * the model's text as Markdown between them (both cleaned as exports are, since the model's text
- * is not trusted; `cleanText` is for tests). A call that never ran (no record of it) is left out.
+ * the model's text as Markdown between them, cleaned by `cleanText` (by default as exports are,
+ * since the model's text is not trusted). A call that never ran (no record of it) is left out.
  */
 export function notebookFromConversation(conversation: Conversation, messages: readonly ChatMessage[], cleanText = cleanMarkdown): Notebook {
   const records = new Map<string, CellRecord>(messages.flatMap((message) => message.cells ?? []).map((cell) => [cell.toolUseId, cell]));

@@ -213,8 +213,9 @@ function writeCell(cell: NotebookCell, cleanOutput: (bundle: MimeBundle) => Mime
 
 /**
  * The notebook as an `.ipynb` file (nbformat 4.5), keys sorted and indented by one space as
- * Jupyter writes them. Outputs made in Kiln are cleaned for export (`cleanOutput` is for tests); a cell's outputs from its
- * file ({@link NotebookCell.fileOutputs}) are written back as the file had them.
+ * Jupyter writes them. Outputs made in Kiln are cleaned by `cleanOutput` (by default for
+ * export); a cell's outputs from its file ({@link NotebookCell.fileOutputs}) are written back
+ * as the file had them.
  */
 export function writeIpynb(notebook: Notebook, cleanOutput = cleanBundle): string {
   const metadata = { ...notebook.metadata };
