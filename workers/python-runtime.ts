@@ -2,8 +2,7 @@ import * as Comlink from "comlink";
 import { capError, capPrompt } from "./text-limits";
 import type { PyodideAPI } from "pyodide";
 import type { PyProxy } from "pyodide/ffi";
-import { OutputBatcher } from "./output-batcher";
-import { BINARY_TYPES, DISPLAY_ID_CHARS, DROPPED_KEY, RunLimits } from "./output-limits";
+import { fileBuffers, RunOutput } from "./run-output";
 import type {
   FileBytes,
   FileData,
@@ -12,12 +11,10 @@ import type {
   PageFetch,
   PythonError,
   PythonWorkerApi,
-  MimeBundle,
   RestoreReport,
   RunOptions,
   RunResult,
   RuntimeInfo,
-  SentCuts,
   SessionSnapshot,
   StartFiles,
   StateCapture,
@@ -75,19 +72,13 @@ export class PythonRuntime implements PythonWorkerApi {
   private pageFetch: PageFetch;
   /** Pyodide's WebAssembly, compiled while the snapshot is checked (see wasm-early.ts). */
   private compiledWasm: Promise<WebAssembly.Module | undefined> = Promise.resolve(undefined);
-  private readonly batcher: OutputBatcher;
+  private readonly output: RunOutput;
   /** Import name → lock file package providing it. */
   private lockImports = new Map<string, string>();
   /** The same, as a Python dict, made once (converting it took milliseconds of every run). */
   private lockImportsPy!: PyProxy;
   private allowInput = false;
   private runId = 0;
-  /** The current run's budget for displays and its value. */
-  private limits = new RunLimits();
-  /** Whether Blobs reach the page whole (else files go as bytes). */
-  private sendBlobs = false;
-  /** A `clear_output(wait=True)` waits for the run's next output. */
-  private clearPending = false;
 
   constructor(
     start: WorkerStart,
@@ -100,7 +91,7 @@ export class PythonRuntime implements PythonWorkerApi {
     this.stdinBuffer = start.stdinBuffer;
     this.events = start.events;
     this.pageFetch = pageFetchOver(start.fetch);
-    this.batcher = new OutputBatcher((event) => this.post(event));
+    this.output = new RunOutput((event, transfer) => this.post(event, transfer));
   }
 
   /** The frame's files, once: nothing here keeps them after the boot has used them. */
@@ -117,7 +108,7 @@ export class PythonRuntime implements PythonWorkerApi {
   async init(options: WorkerInit): Promise<RuntimeInfo> {
     // Bytes from the frame are read already; a Blob from the page would be read while this
     // thread sets up Pyodide, which holds the reading up.
-    this.sendBlobs = options.sendBlobs ?? false;
+    this.output.sendBlobs = options.sendBlobs ?? false;
     const [wasm, ...others] = pyodideCoreFiles(options.indexURL, options.lockFileURL);
     const { early, snapshot: restore } = filesForStart(await this.takeFilesFromFrame(), others, options.snapshot, this.pageFetch);
     this.pageFetch = askEarly(this.pageFetch, early);
@@ -149,8 +140,8 @@ export class PythonRuntime implements PythonWorkerApi {
     (pyodide as unknown as { _api: { on_fatal?: (error: unknown) => void } })._api.on_fatal = (error) =>
       this.post({ type: "fatal", message: fatalMessage(error) });
     if (this.interrupt) pyodide.setInterruptBuffer(this.interrupt);
-    pyodide.setStdout({ write: (bytes: Uint8Array) => this.write("stdout", bytes) });
-    pyodide.setStderr({ write: (bytes: Uint8Array) => this.write("stderr", bytes) });
+    pyodide.setStdout({ write: (bytes: Uint8Array) => this.output.write("stdout", bytes) });
+    pyodide.setStderr({ write: (bytes: Uint8Array) => this.output.write("stderr", bytes) });
     pyodide.setStdin({ stdin: () => this.readInput("") ?? null });
   }
 
@@ -165,7 +156,7 @@ export class PythonRuntime implements PythonWorkerApi {
     const { interrupt } = this;
     this.kiln = this.pyodide.pyimport("kiln.runner");
     this.kiln.setup(
-      (kind: string, payload: string) => this.emit(kind, payload),
+      (kind: string, payload: string) => this.output.emit(kind, payload),
       (seconds: number) => this.sleep(seconds),
       (prompt: string) => this.readInput(prompt),
       this.stdinBuffer ? null : INPUT_NEEDS_ISOLATION,
@@ -184,7 +175,7 @@ export class PythonRuntime implements PythonWorkerApi {
       const outcome: WorkerRunOutcome = await this.runCell(code, options).catch((error: unknown) => {
         // A Stop that arrived before the cell itself started raises outside it.
         if ((error as { type?: string })?.type !== "KeyboardInterrupt") throw error;
-        this.batcher.flush();
+        this.output.flush();
         return { result: { status: "interrupted" as const, durationMs: 0 } };
       });
       const buffers = Object.values(outcome.capture?.values ?? {}).map((bytes) => bytes.buffer as ArrayBuffer);
@@ -218,12 +209,10 @@ export class PythonRuntime implements PythonWorkerApi {
   private async runCell(code: string, options: RunOptions): Promise<WorkerRunOutcome> {
     const started = performance.now();
     this.allowInput = options.allowInput;
-    this.batcher.begin(options.outputLimitBytes);
-    this.limits = new RunLimits();
-    this.clearPending = false;
+    this.output.begin(options.outputLimitBytes);
     const finish = (result: Omit<RunResult, "durationMs">, capture?: StateCapture): WorkerRunOutcome => {
-      this.batcher.flush();
-      const truncatedBytes = this.batcher.droppedBytes;
+      this.output.flush();
+      const truncatedBytes = this.output.droppedBytes;
       return {
         result: {
           ...result,
@@ -243,7 +232,7 @@ export class PythonRuntime implements PythonWorkerApi {
     }
 
     const cell = take<CellResult>(await this.kiln.run_cell(code));
-    const value = cell.value && this.capped(cell.value);
+    const value = cell.value && this.output.capped(cell.value);
     const result: Omit<RunResult, "durationMs"> = {
       status: cell.status,
       ...(value ? { value: value.data, ...(value.cut ? { valueCut: value.cut } : {}) } : {}),
@@ -265,7 +254,7 @@ export class PythonRuntime implements PythonWorkerApi {
    * it becomes.
    */
   async restore(snapshot: SessionSnapshot): Promise<RestoreReport> {
-    this.batcher.begin(0);
+    this.output.begin(0);
     const imports = Object.values(snapshot.modules).map((module) => `import ${module}`);
     const source = [...snapshot.cells.map(([, cell]) => cell), ...imports].join("\n");
     const { load } = this.importPlan(source);
@@ -344,79 +333,13 @@ export class PythonRuntime implements PythonWorkerApi {
     this.events.postMessage(event, transfer);
   }
 
-  /** A bundle within the run's output limits, with each value cut from it kept whole as a file (see output-limits.ts). */
-  private capped(bundle: MimeBundle): { data: MimeBundle; cut?: SentCuts } {
-    const { data, cut, dropped } = this.limits.cap(bundle);
-    const entries = Object.entries(cut);
-    if (!entries.length && !dropped) return { data };
-    const files: SentCuts = dropped ? { [DROPPED_KEY]: { chars: dropped } } : {};
-    for (const [mime, { chars, whole }] of entries) {
-      if (whole === undefined) {
-        files[mime] = { chars };
-        continue;
-      }
-      const bytes = BINARY_TYPES.has(mime) ? base64Bytes(whole) : new TextEncoder().encode(whole);
-      const file = bytes ?? new TextEncoder().encode(whole);
-      files[mime] = {
-        chars,
-        // Never a type the browser renders: opened rather than downloaded, HTML would run as the app.
-        file: this.sendBlobs ? new Blob([file as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" }) : file,
-        ...(bytes ? {} : { base64: true as const }),
-      };
-    }
-    return { data, cut: files };
-  }
-
-  private write(name: "stdout" | "stderr", bytes: Uint8Array): number {
-    if (this.clearPending && bytes.length) {
-      this.batcher.flush();
-      this.clearIfPending();
-    }
-    this.batcher.write(name, bytes);
-    return bytes.length;
-  }
-
-  /**
-   * From Python, as JSON, posted after the text printed before it: a display bundle
-   * (`display`), a display with an id, new or replacing the earlier ones (`display_id`), or a
-   * request to clear the output (`clear`), at once or when the next output comes (`wait`).
-   */
-  private emit(kind: string, payload: string): void {
-    if (kind !== "display" && kind !== "display_id" && kind !== "clear") return;
-    this.batcher.flush();
-    if (kind === "clear") {
-      const wait = (JSON.parse(payload) as { wait?: unknown }).wait === true;
-      this.clearPending = wait;
-      if (!wait) this.post({ type: "clear-output" });
-      return;
-    }
-    this.clearIfPending();
-    if (kind === "display") {
-      const { data, cut } = this.capped(JSON.parse(payload) as MimeBundle);
-      this.post({ type: "display", data, ...(cut ? { cut } : {}) }, fileBuffers(cut));
-      return;
-    }
-    const sent = JSON.parse(payload) as { id: string; data: MimeBundle; update: boolean };
-    const displayId = String(sent.id).slice(0, DISPLAY_ID_CHARS);
-    const { data, cut } = this.capped(sent.data);
-    const event = sent.update ? ("update-display" as const) : ("display" as const);
-    this.post({ type: event, data, displayId, ...(cut ? { cut } : {}) }, fileBuffers(cut));
-  }
-
-  /** A `clear_output(wait=True)` takes effect as the next output comes. */
-  private clearIfPending(): void {
-    if (!this.clearPending) return;
-    this.clearPending = false;
-    this.post({ type: "clear-output" });
-  }
-
   /**
    * `time.sleep` that a Stop or deadline cuts short (Pyodide's own cannot be interrupted).
    * Without shared memory nothing can wake it: it waits out the time, and a Stop replaces
    * the worker.
    */
   private sleep(seconds: number): void {
-    this.batcher.flush();
+    this.output.flush();
     const end = performance.now() + seconds * 1000;
     if (!this.interrupt) {
       while (performance.now() < end) {
@@ -442,7 +365,7 @@ export class PythonRuntime implements PythonWorkerApi {
   private readInput(prompt: string): string | undefined {
     const { interrupt, stdinBuffer } = this;
     if (!this.allowInput || !interrupt || !stdinBuffer) return undefined;
-    this.batcher.flush();
+    this.output.flush();
     expectStdin(stdinBuffer);
     this.post({ type: "input-request", prompt: capPrompt(prompt) });
     return waitingForStop(interrupt, () => {
@@ -457,23 +380,6 @@ const INPUT_NEEDS_ISOLATION =
   "input() is not available on this page: the browser gives it no shared memory (SharedArrayBuffer; " +
   "the page is not cross-origin isolated, or the browser lacks it), so Python cannot wait for an answer. " +
   "Pass the value in the code instead.";
-
-/** The buffers of files sent as bytes, to transfer rather than copy. */
-function fileBuffers(cut: SentCuts | undefined): ArrayBuffer[] {
-  return Object.values(cut ?? {}).flatMap(({ file }) => (file instanceof Uint8Array ? [file.buffer as ArrayBuffer] : []));
-}
-
-/** An image's bytes from its base64 text, or undefined when it is not base64. */
-function base64Bytes(text: string): Uint8Array | undefined {
-  try {
-    const binary = atob(text);
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-    return bytes;
-  } catch {
-    return undefined;
-  }
-}
 
 function fatalMessage(error: unknown): string {
   if (error && typeof error === "object" && "status" in error) {
